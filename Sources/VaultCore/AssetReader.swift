@@ -1,0 +1,187 @@
+import Foundation
+import VaultCrypto
+
+/// Random-access reads of one asset. A read of n bytes at offset o authenticates and
+/// decrypts only the chunks that [o, o+n) touches (plus none: the last opened chunk is kept,
+/// so small sequential reads inside one chunk open it once). Memory is one batch of chunks
+/// whatever the asset size.
+///
+/// Not thread-safe: use one reader per thread or task.
+public final class AssetReader {
+  /// The asset's id.
+  public let assetID: AssetID
+  /// Plaintext length.
+  public let length: UInt64
+  /// The asset's sealed metadata, opened.
+  public let metadata: AssetMetadata
+  /// Chunks this reader authenticated and decrypted.
+  public private(set) var chunksOpened = 0
+
+  let layout: ChunkLayout
+  let presence: PresenceMap
+  private let vault: Vault
+  private let file: AssetFile
+  private let crypter: ChunkCrypter
+  private var buffers: ChunkBuffers?
+  private let slotBuffer: UnsafeMutableRawBufferPointer
+  private let chunkBuffer: UnsafeMutableRawBufferPointer
+  private var cachedChunk: Int?
+
+  init(vault: Vault, id: AssetID) throws {
+    let (record, keys) = try vault.loadAsset(id)
+    let name = id.short
+    assetID = id
+    length = UInt64(record.length)
+    layout = record.layout
+    guard let presence = record.presenceMap else {
+      throw VaultError.assetDamaged(asset: name, reason: "its presence map does not fit its length")
+    }
+    self.presence = presence
+    metadata = try AssetMetadata.open(
+      Array(record.meta), keys: keys, assetID: id, generation: UInt64(record.generation))
+    self.vault = vault
+    let file = try AssetFile.openForReading(
+      vault.assetPath(id, generation: UInt64(record.generation)))
+    self.file = file
+    var headerBytes = [UInt8](repeating: 0, count: VaultFormat.headerLength)
+    let n = try headerBytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+    let header = try AssetHeader.decode(
+      Array(headerBytes[0..<n]), headerKey: keys.headerKey, asset: name)
+    guard header.assetID == id, header.generation == UInt64(record.generation),
+      header.chunkSize == record.chunkSize,
+      header.totalLength == nil || header.totalLength == UInt64(record.length)
+    else {
+      throw VaultError.assetDamaged(asset: name, reason: "its header does not match the index")
+    }
+    crypter = try ChunkCrypter(
+      key: keys.chunkKey, chunkSize: record.chunkSize, headerMAC: header.mac,
+      workers: vault.workers)
+    slotBuffer = .allocate(byteCount: layout.slotSize, alignment: 64)
+    chunkBuffer = .allocate(byteCount: layout.chunkSize, alignment: 64)
+  }
+
+  deinit {
+    SecureMemory.cleanse(chunkBuffer)
+    chunkBuffer.deallocate()
+    slotBuffer.deallocate()
+  }
+
+  /// Reads `count` bytes at `offset`.
+  /// - Throws: ``VaultError/rangeNotSatisfiable(offset:length:assetLength:)``,
+  ///   ``VaultError/chunkMissing(asset:index:)``, ``VaultError/chunkDamaged(asset:index:reason:)``.
+  public func read(offset: UInt64, count: Int) throws -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: count)
+    try out.withUnsafeMutableBytes { try read(offset: offset, into: $0) }
+    return out
+  }
+
+  /// Fills `buffer` with the bytes at `offset`.
+  public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws {
+    try checkRange(offset: offset, count: UInt64(buffer.count))
+    var position = offset
+    var written = 0
+    for index in layout.chunks(coveringOffset: offset, count: UInt64(buffer.count)) {
+      try openChunk(index)
+      let chunkStart = UInt64(index) * UInt64(layout.chunkSize)
+      let from = Int(position - chunkStart)
+      let take = min(layout.plaintextLength(index) - from, buffer.count - written)
+      UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + take)])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunkBuffer[from..<(from + take)]))
+      written += take
+      position += UInt64(take)
+    }
+  }
+
+  func checkRange(offset: UInt64, count: UInt64) throws {
+    guard offset <= length, count <= length - offset else {
+      throw VaultError.rangeNotSatisfiable(offset: offset, length: count, assetLength: length)
+    }
+  }
+
+  private func openChunk(_ index: Int) throws {
+    if cachedChunk == index { return }
+    cachedChunk = nil
+    guard presence.contains(index) else {
+      throw VaultError.chunkMissing(asset: assetID.short, index: index)
+    }
+    let slotLength = layout.plaintextLength(index) + VaultFormat.slotOverhead
+    let slot = UnsafeMutableRawBufferPointer(rebasing: slotBuffer[0..<slotLength])
+    let n = try file.read(into: slot, at: layout.slotOffset(index))
+    guard n == slotLength else {
+      vault.count(refused: 1)
+      throw VaultError.chunkDamaged(asset: assetID.short, index: index, reason: "file is truncated")
+    }
+    let failures = crypter.open(
+      slots: UnsafeRawBufferPointer(slot), plaintext: chunkBuffer, firstIndex: index, count: 1,
+      length: { _ in self.layout.plaintextLength(index) },
+      isFinal: { _ in self.layout.isFinal(index) })
+    if let failure = failures.first {
+      vault.count(refused: 1)
+      throw VaultError.chunkDamaged(asset: assetID.short, index: index, reason: failure.reason)
+    }
+    chunksOpened += 1
+    vault.count(opened: 1)
+    cachedChunk = index
+  }
+
+  /// Streams the plaintext of [offset, offset+count) in order, a batch of chunks at a time
+  /// opened on all cores; `body` gets each piece. Used by export.
+  func forEachPiece(
+    offset: UInt64, count: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    try checkRange(offset: offset, count: count)
+    let chunks = layout.chunks(coveringOffset: offset, count: count)
+    if chunks.isEmpty { return }
+    let buffers = self.buffers ?? ChunkBuffers(chunkSize: layout.chunkSize, workers: crypter.workers)
+    self.buffers = buffers
+    var first = chunks.lowerBound
+    let end = offset + count
+    while first < chunks.upperBound {
+      let batch = first..<min(first + buffers.chunksPerBatch, chunks.upperBound)
+      if let missing = batch.first(where: { !presence.contains($0) }) {
+        throw VaultError.chunkMissing(asset: assetID.short, index: missing)
+      }
+      let spanStart = layout.slotOffset(batch.lowerBound)
+      let spanLength = Int(
+        layout.slotOffset(batch.upperBound - 1) - spanStart)
+        + layout.plaintextLength(batch.upperBound - 1) + VaultFormat.slotOverhead
+      let span = UnsafeMutableRawBufferPointer(rebasing: buffers.slots[0..<spanLength])
+      let n = try file.read(into: span, at: spanStart)
+      if n < spanLength {
+        let index = batch.lowerBound + n / layout.slotSize
+        vault.count(refused: 1)
+        throw VaultError.chunkDamaged(asset: assetID.short, index: index, reason: "file is truncated")
+      }
+      let failures = crypter.open(
+        slots: UnsafeRawBufferPointer(span), plaintext: buffers.plaintext,
+        firstIndex: batch.lowerBound, count: batch.count,
+        length: { self.layout.plaintextLength(batch.lowerBound + $0) },
+        isFinal: { self.layout.isFinal(batch.lowerBound + $0) })
+      if let failure = failures.first {
+        vault.count(refused: failures.count)
+        throw VaultError.chunkDamaged(
+          asset: assetID.short, index: failure.index, reason: failure.reason)
+      }
+      chunksOpened += batch.count
+      vault.count(opened: batch.count)
+      let batchStart = UInt64(batch.lowerBound) * UInt64(layout.chunkSize)
+      let batchEnd = batchStart
+        + UInt64((batch.count - 1) * layout.chunkSize + layout.plaintextLength(batch.upperBound - 1))
+      let from = Int(max(offset, batchStart) - batchStart)
+      let to = Int(min(end, batchEnd) - batchStart)
+      try body(UnsafeRawBufferPointer(rebasing: buffers.plaintext[from..<to]))
+      first = batch.upperBound
+    }
+  }
+}
+
+extension Vault {
+  /// A random-access reader of a stored asset.
+  /// - Parameter id: the asset.
+  /// - Throws: ``VaultError/unknownAsset(_:)``, ``VaultError/assetDamaged(asset:reason:)``.
+  public func reader(for id: AssetID) throws -> AssetReader {
+    let reader = try AssetReader(vault: self, id: id)
+    try? index.touch(id, at: Date().timeIntervalSince1970)
+    return reader
+  }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+extension Vault {
+  /// Every stored asset, oldest first. An asset whose key record fails to open is listed
+  /// with a name saying so rather than hidden.
+  public func list() throws -> [AssetInfo] {
+    try index.assets().map { record in
+      do {
+        let keys = try unwrapKeys(record)
+        let metadata = try AssetMetadata.open(
+          Array(record.meta), keys: keys, assetID: record.assetID,
+          generation: UInt64(record.generation))
+        return try assetInfo(record: record, metadata: metadata)
+      } catch {
+        return try assetInfo(
+          record: record, metadata: AssetMetadata(name: "(unreadable: \(error))"))
+      }
+    }
+  }
+
+  /// Details of one asset.
+  /// - Throws: ``VaultError/unknownAsset(_:)``, ``VaultError/assetDamaged(asset:reason:)``.
+  public func info(_ id: AssetID) throws -> AssetInfo {
+    let (record, keys) = try loadAsset(id)
+    let metadata = try AssetMetadata.open(
+      Array(record.meta), keys: keys, assetID: id, generation: UInt64(record.generation))
+    return try assetInfo(record: record, metadata: metadata)
+  }
+
+  /// Removes an asset. The index row holding its wrapped data key is deleted first (one
+  /// transaction, securely overwritten), so from that moment its chunks cannot be opened
+  /// even if the file survives; then the file is unlinked.
+  /// - Throws: ``VaultError/unknownAsset(_:)``.
+  public func remove(_ id: AssetID) throws {
+    guard let record = try index.deleteAsset(id) else { throw VaultError.unknownAsset(id.short) }
+    let path = assetPath(id, generation: UInt64(record.generation))
+    FileSystem.remove(path)
+    FileSystem.syncDirectory(FileSystem.parent(of: path))
+  }
+}

@@ -1,0 +1,54 @@
+/// Constants of the on-disk format, version 1. docs/FORMAT.md is the prose version of this
+/// file; change neither without the other, and never change a shipped value without a
+/// format version bump and a reader for the old one.
+public enum VaultFormat {
+  /// The format version written by this build and bound into every chunk's AAD.
+  public static let version: UInt16 = 1
+  /// Name of the marker file at the top of a vault directory.
+  static let markerFileName = "VAULT"
+  /// Contents of the marker file (first line is checked).
+  static let markerFirstLine = "encrypted media vault"
+  /// Name of the SQLite index.
+  static let indexFileName = "index.sqlite"
+  /// Directory holding the sealed asset files.
+  static let chunksDirectoryName = "chunks"
+
+  /// Default plaintext chunk size (64 KiB).
+  public static let defaultChunkSize = 65_536
+  /// Smallest allowed chunk size (16 KiB).
+  public static let minimumChunkSize = 16_384
+  /// Largest allowed chunk size (1 MiB).
+  public static let maximumChunkSize = 1_048_576
+
+  /// Magic bytes at the start of every asset file.
+  static let assetMagic: [UInt8] = Array("VLTASSET".utf8)
+  /// Length of the authenticated asset header that precedes the chunk slots.
+  static let headerLength = 128
+  /// Per-slot overhead: nonce (12) + tag (16).
+  static let slotOverhead = 28
+  /// Header value for "total length not known when the header was written" (stdin import).
+  static let unknownLength = UInt64.max
+  /// Seals allowed under one chunk key; past it the asset needs a new generation.
+  /// 2^28 random 96-bit nonces collide with probability below 2^-41 (see FORMAT.md).
+  public static let sealLimit: Int64 = 1 << 28
+
+  // Domain-separation labels (HKDF info / HMAC messages / AAD prefixes).
+  static let labelKeyID = "vault v1 key id"
+  static let labelWrap = "vault v1 wrap"
+  static let labelCommit = "vault v1 commit"
+  static let commitMessage = "vault v1 key commitment"
+  static let labelNamingKeyAAD = "vault v1 naming key"
+  static let labelDataKeyAAD = "vault v1 data key"
+  static let labelAssetID = "vault v1 asset id"
+  static let labelChunkKey = "vault v1 chunk key"
+  static let labelHeaderKey = "vault v1 header key"
+  static let labelMetaKey = "vault v1 meta key"
+  static let labelMetaAAD = "vault v1 meta"
+  static let labelValidator = "vault v1 validator"
+  static let chunkAADMagic: [UInt8] = Array("VCHK".utf8)
+
+  /// Whether `size` is an allowed chunk size.
+  public static func isValidChunkSize(_ size: Int) -> Bool {
+    size >= minimumChunkSize && size <= maximumChunkSize && size & (size - 1) == 0
+  }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import VaultCore
+
+/// A usage or runtime problem found by the CLI itself, shown as one line.
+struct CLIError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Runs a command body; any error becomes one line on stderr and exit status 1.
+func reportingErrors(_ body: () throws -> Void) throws {
+  installInterruptHandler()
+  do {
+    try body()
+  } catch let error as ExitCode {
+    throw error
+  } catch let error as VaultError {
+    printError(error.description)
+    throw ExitCode.failure
+  } catch let error as CLIError {
+    printError(error.description)
+    throw ExitCode.failure
+  } catch {
+    printError("\(error)")
+    throw ExitCode.failure
+  }
+}
+
+func printError(_ message: String) {
+  FileHandle.standardError.write(Data("vault: error: \(message)\n".utf8))
+}
+
+nonisolated(unsafe) private var interruptSources: [any DispatchSourceSignal] = []
+
+/// On SIGINT/SIGTERM: delete partial export files, then exit 130/143. Nothing is recorded
+/// half-way in the vault itself (writes are recorded only after they are synced).
+func installInterruptHandler() {
+  guard interruptSources.isEmpty else { return }
+  for (signalNumber, status) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+    source.setEventHandler {
+      PartialFiles.removeAll()
+      FileHandle.standardError.write(Data("\nvault: interrupted\n".utf8))
+      exit(status)
+    }
+    source.resume()
+    interruptSources.append(source)
+  }
+}
