@@ -35,8 +35,8 @@ let package = Package(
     .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
     .testTarget(
       name: "VaultCoreTests",
-      dependencies: ["VaultCore", "VaultCrypto"],
-      resources: [.copy("Fixtures")]
+      dependencies: ["VaultCore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")],
+      exclude: ["Fixtures"]
     ),
     .testTarget(name: "VaultCLITests", dependencies: ["VaultCore"]),
   ],

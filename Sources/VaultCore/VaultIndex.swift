@@ -7,7 +7,7 @@ import GRDB
 /// WAL mode with `synchronous = FULL` (a committed import survives power loss) and
 /// `secure_delete = ON` (a deleted wrapped key is overwritten, not left in a free page).
 final class VaultIndex: Sendable {
-  private let database: DatabasePool
+  let database: DatabasePool
 
   private init(database: DatabasePool) {
     self.database = database
@@ -158,6 +158,15 @@ final class VaultIndex: Sendable {
     try write { db in
       try db.execute(
         sql: "UPDATE asset SET lastAccess = ? WHERE id = ?", arguments: [time, Data(id.bytes)])
+    }
+  }
+}
+
+extension VaultIndex {
+  /// Folds the WAL into the main database file (used before copying a vault).
+  func checkpoint() throws {
+    _ = try database.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
     }
   }
 }

@@ -79,6 +79,25 @@ import VaultCrypto
     }
   }
 
+  /// RFC 7914 requires N < 2^(128·r/8); libcrypto enforces it, and its reason
+  /// string must come through in the error.
+  @Test func libcryptoRefusalIsReportedWithItsReason() {
+    do {
+      _ = try Scrypt.deriveKey(
+        passphrase: [1], salt: [2], parameters: .init(n: 1 << 16, r: 1, p: 1), outputByteCount: 32)
+      Issue.record("expected libcrypto to refuse N = 2^16 with r = 1")
+    } catch let error as CryptoError {
+      guard case .libcrypto(let function, let reason) = error else {
+        Issue.record("unexpected error \(error)")
+        return
+      }
+      #expect(function == "EVP_PBE_scrypt")
+      #expect(reason.contains("memory limit exceeded"), "reason: \(reason)")
+    } catch {
+      Issue.record("unexpected error \(error)")
+    }
+  }
+
   @Test func parametersRoundTripThroughCodable() throws {
     let parameters = Scrypt.Parameters(n: 1 << 15, r: 8, p: 2)
     let data = try JSONEncoder().encode(parameters)
