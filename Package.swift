@@ -38,7 +38,8 @@ let package = Package(
       dependencies: ["VaultCore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")],
       exclude: ["Fixtures"]
     ),
-    .testTarget(name: "VaultCLITests", dependencies: ["VaultCore"]),
+    // Runs the built `vault` binary as a child process, as a user would.
+    .testTarget(name: "VaultCLITests", dependencies: ["vault"]),
   ],
   swiftLanguageModes: [.v6]
 )

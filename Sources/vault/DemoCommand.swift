@@ -51,15 +51,15 @@ extension VaultCommand {
             + "\(rate(info.size, seconds))")
 
         let reader = try store.reader(for: try store.resolve("sample.bin"))
-        let offset: UInt64 = 5_000_000
-        let bytes = try reader.read(offset: offset, count: 4096)
-        let matches = bytes[...] == sample[Int(offset)..<Int(offset) + 4096]
+        let offset = UInt64(sample.count * 2 / 5)
+        let bytes = try reader.read(offset: offset, count: min(4096, sample.count - Int(offset)))
+        let matches = bytes[...] == sample[Int(offset)..<min(Int(offset) + 4096, sample.count)]
         print(
           "3. read 4 KiB at offset \(offset): \(matches ? "matches the source" : "MISMATCH"), "
             + "opened \(reader.chunksOpened) of \(info.chunksTotal) chunks")
 
         let exportPath = sampleDirectory.appendingPathComponent("range.bin").path
-        let range: ClosedRange<UInt64> = 1_000_000...1_999_999
+        let range: ClosedRange<UInt64> = UInt64(sample.count / 10)...UInt64(sample.count / 10 * 3)
         started = Date()
         try store.export(info.idValue, to: exportPath, range: range)
         seconds = Date().timeIntervalSince(started)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import VaultCore
 
 /// The `vault` command: an encrypted offline media vault.
@@ -12,4 +13,25 @@ struct VaultCommand: ParsableCommand {
       Demo.self, Init.self, Import.self, Export.self, List.self, Info.self, Verify.self,
       Remove.self,
     ])
+
+  /// Parses and runs like ArgumentParser's default, but every error is one line on stderr
+  /// (`vault: error: ...`): usage errors do not print the usage block; `--help` still does.
+  static func main() {
+    do {
+      var command = try parseAsRoot()
+      try command.run()
+    } catch {
+      let code = exitCode(for: error)
+      if code == .success {
+        print(fullMessage(for: error))
+        Foundation.exit(0)
+      }
+      let message = self.message(for: error)
+        .split(separator: "\n").first.map(String.init) ?? ""
+      if !message.isEmpty {
+        printError(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)
+      }
+      Foundation.exit(code.rawValue)
+    }
+  }
 }
