@@ -132,7 +132,8 @@ public final class AssetReader {
     try checkRange(offset: offset, count: count)
     let chunks = layout.chunks(coveringOffset: offset, count: count)
     if chunks.isEmpty { return }
-    let buffers = self.buffers ?? ChunkBuffers(chunkSize: layout.chunkSize, workers: crypter.workers)
+    let buffers =
+      self.buffers ?? ChunkBuffers(chunkSize: layout.chunkSize, workers: crypter.workers)
     self.buffers = buffers
     var first = chunks.lowerBound
     let end = offset + count
@@ -142,15 +143,17 @@ public final class AssetReader {
         throw VaultError.chunkMissing(asset: assetID.short, index: missing)
       }
       let spanStart = layout.slotOffset(batch.lowerBound)
-      let spanLength = Int(
-        layout.slotOffset(batch.upperBound - 1) - spanStart)
+      let spanLength =
+        Int(
+          layout.slotOffset(batch.upperBound - 1) - spanStart)
         + layout.plaintextLength(batch.upperBound - 1) + VaultFormat.slotOverhead
       let span = UnsafeMutableRawBufferPointer(rebasing: buffers.slots[0..<spanLength])
       let n = try file.read(into: span, at: spanStart)
       if n < spanLength {
         let index = batch.lowerBound + n / layout.slotSize
         vault.count(refused: 1)
-        throw VaultError.chunkDamaged(asset: assetID.short, index: index, reason: "file is truncated")
+        throw VaultError.chunkDamaged(
+          asset: assetID.short, index: index, reason: "file is truncated")
       }
       let failures = crypter.open(
         slots: UnsafeRawBufferPointer(span), plaintext: buffers.plaintext,
@@ -165,8 +168,10 @@ public final class AssetReader {
       chunksOpened += batch.count
       vault.count(opened: batch.count)
       let batchStart = UInt64(batch.lowerBound) * UInt64(layout.chunkSize)
-      let batchEnd = batchStart
-        + UInt64((batch.count - 1) * layout.chunkSize + layout.plaintextLength(batch.upperBound - 1))
+      let batchEnd =
+        batchStart
+        + UInt64(
+          (batch.count - 1) * layout.chunkSize + layout.plaintextLength(batch.upperBound - 1))
       let from = Int(max(offset, batchStart) - batchStart)
       let to = Int(min(end, batchEnd) - batchStart)
       try body(UnsafeRawBufferPointer(rebasing: buffers.plaintext[from..<to]))

@@ -137,7 +137,8 @@ public enum KeyFile {
       }
       text += "\(scryptHeader)\nid \(key.keyID)\n"
       text += "scrypt \(parameters.n) \(parameters.r) \(parameters.p)\n"
-      text += "salt \(Data(salt).base64EncodedString())\nsealed \(Data(sealed).base64EncodedString())\n"
+      text +=
+        "salt \(Data(salt).base64EncodedString())\nsealed \(Data(sealed).base64EncodedString())\n"
     } else {
       let encoded = key.key.withUnsafeBytes { Data($0).base64EncodedString() }
       text += "\(plainHeader)\nid \(key.keyID)\nkey \(encoded)\n"
@@ -157,7 +158,9 @@ public enum KeyFile {
       throw VaultError.keyFile(path: path, reason: "could not write it")
     }
     guard link(temp, path) == 0 else {
-      let reason = errno == EEXIST ? "already exists; refusing to overwrite it" : String(cString: strerror(errno))
+      let reason =
+        errno == EEXIST
+        ? "already exists; refusing to overwrite it" : String(cString: strerror(errno))
       throw VaultError.keyFile(path: path, reason: reason)
     }
     FileSystem.syncDirectory(FileSystem.parent(of: path))

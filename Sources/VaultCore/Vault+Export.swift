@@ -30,8 +30,11 @@ extension Vault {
       PartialFiles.unregister(temp)
     }
     do {
-      try write(reader: reader, offset: offset, count: count, to: fd, name: temp, progress: progress)
-      guard fsync(fd) == 0 else { throw VaultError.io(operation: "fsync", path: temp, errno: errno) }
+      try write(
+        reader: reader, offset: offset, count: count, to: fd, name: temp, progress: progress)
+      guard fsync(fd) == 0 else {
+        throw VaultError.io(operation: "fsync", path: temp, errno: errno)
+      }
     } catch {
       _ = close(fd)
       throw error
@@ -49,7 +52,8 @@ extension Vault {
   ) throws {
     let reader = try reader(for: id)
     let (offset, count) = try Self.resolveRange(range, length: reader.length)
-    try write(reader: reader, offset: offset, count: count, to: fd, name: "output", progress: progress)
+    try write(
+      reader: reader, offset: offset, count: count, to: fd, name: "output", progress: progress)
   }
 
   private func write(
@@ -74,7 +78,8 @@ extension Vault {
   }
 
   /// Turns an inclusive range into (offset, count), checking it against the length.
-  static func resolveRange(_ range: ClosedRange<UInt64>?, length: UInt64) throws -> (UInt64, UInt64) {
+  static func resolveRange(_ range: ClosedRange<UInt64>?, length: UInt64) throws -> (UInt64, UInt64)
+  {
     guard let range else { return (0, length) }
     guard range.upperBound < length else {
       throw VaultError.rangeNotSatisfiable(

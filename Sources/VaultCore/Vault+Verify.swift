@@ -46,7 +46,8 @@ extension Vault {
 
   private func verify(record: AssetRecord, advance: (UInt64) -> Void) -> VerifyResult {
     let id = record.assetID
-    var result = VerifyResult(id: id.hex, name: nil, chunksChecked: 0, damagedChunks: [], problem: nil)
+    var result = VerifyResult(
+      id: id.hex, name: nil, chunksChecked: 0, damagedChunks: [], problem: nil)
     let reader: AssetReader
     do {
       reader = try AssetReader(vault: self, id: id)
@@ -61,7 +62,8 @@ extension Vault {
       var next = run.lowerBound
       while next < run.upperBound {
         let offset = UInt64(next) * UInt64(layout.chunkSize)
-        let runEnd = UInt64(run.upperBound - 1) * UInt64(layout.chunkSize)
+        let runEnd =
+          UInt64(run.upperBound - 1) * UInt64(layout.chunkSize)
           + UInt64(layout.plaintextLength(run.upperBound - 1))
         do {
           var opened = 0

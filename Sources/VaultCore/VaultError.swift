@@ -53,7 +53,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case .alreadyExists(let path):
       return "a vault or other files already exist at \(path)"
     case .unsupportedFormat(let version):
-      return "vault format \(version) is newer than this build understands (max \(VaultFormat.version))"
+      return
+        "vault format \(version) is newer than this build understands (max \(VaultFormat.version))"
     case .wrongKey(let expected, let actual):
       let list = expected.joined(separator: ", ")
       return "wrong key: this vault was sealed with key id \(list), the key given has id \(actual)"

@@ -68,11 +68,14 @@ extension VaultCommand {
           exported == Data(sample[Int(range.lowerBound)...Int(range.upperBound)])
         print(
           "4. exported bytes \(range.lowerBound)-\(range.upperBound): "
-            + "\(rangeMatches ? "identical to the source" : "MISMATCH") (\(rate(UInt64(exported.count), seconds)))")
+            + "\(rangeMatches ? "identical to the source" : "MISMATCH") (\(rate(UInt64(exported.count), seconds)))"
+        )
 
         let results = try store.verify()
         let chunks = results.reduce(0) { $0 + $1.chunksChecked }
-        print("5. verify: \(results.allSatisfy(\.ok) ? "ok" : "FAILED"), \(chunks) chunks authenticated")
+        print(
+          "5. verify: \(results.allSatisfy(\.ok) ? "ok" : "FAILED"), \(chunks) chunks authenticated"
+        )
 
         let leaks = try DemoSample.findMarker(in: vault)
         print(
@@ -88,7 +91,9 @@ extension VaultCommand {
         }
         print("\nTry it yourself:")
         print("  swift run vault list --vault \(vault) --key-file Keys/demo.key")
-        print("  swift run vault export sample.bin --range 0-15 --vault \(vault) --key-file Keys/demo.key | od -c")
+        print(
+          "  swift run vault export sample.bin --range 0-15 --vault \(vault) --key-file Keys/demo.key | od -c"
+        )
         guard matches, rangeMatches, results.allSatisfy(\.ok), leaks.isEmpty else {
           throw CLIError("the demo found a problem (see above)")
         }

@@ -48,7 +48,9 @@ extension VaultCommand {
         if json {
           print(try JSONOutput.encode(info))
         } else {
-          print("imported \(name) as \(info.id.prefix(12)) (\(formatBytes(info.size)), \(info.chunksTotal) chunks)")
+          print(
+            "imported \(name) as \(info.id.prefix(12)) (\(formatBytes(info.size)), \(info.chunksTotal) chunks)"
+          )
         }
       }
     }

@@ -60,7 +60,8 @@ extension VaultCommand {
           return
         }
         let rows: [(String, String)] = [
-          ("id", info.id), ("name", info.name), ("size", "\(info.size) (\(formatBytes(info.size)))"),
+          ("id", info.id), ("name", info.name),
+          ("size", "\(info.size) (\(formatBytes(info.size)))"),
           ("stored", "\(info.storedBytes) bytes on disk"),
           ("chunks", "\(info.chunksStored)/\(info.chunksTotal) of \(info.chunkSize) bytes"),
           ("type", info.contentType ?? "-"), ("pinned", info.pinned ? "yes" : "no"),

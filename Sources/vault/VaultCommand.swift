@@ -26,7 +26,8 @@ struct VaultCommand: ParsableCommand {
         print(fullMessage(for: error))
         Foundation.exit(0)
       }
-      let message = self.message(for: error)
+      let message =
+        self.message(for: error)
         .split(separator: "\n").first.map(String.init) ?? ""
       if !message.isEmpty {
         printError(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)

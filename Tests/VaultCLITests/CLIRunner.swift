@@ -13,7 +13,8 @@ struct CLIResult {
 struct CLI {
   static let binary: String = {
     // The test bundle and the executable are built into the same directory.
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    let exe =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
       ?? CommandLine.arguments[0]
     var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
     while !FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("vault").path),
@@ -31,7 +32,8 @@ struct CLI {
   var environment: [String: String]
 
   init() throws {
-    directory = FileManager.default.temporaryDirectory
+    directory =
+      FileManager.default.temporaryDirectory
       .appendingPathComponent("vault-cli-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     environment = ["PATH": "/usr/bin:/bin", "HOME": directory]
@@ -67,7 +69,7 @@ struct CLI {
       Thread { collected.setOut(out.fileHandleForReading.readDataToEndOfFile()) },
       Thread { collected.setErr(err.fileHandleForReading.readDataToEndOfFile()) },
     ]
-    readers.forEach { $0.start() }
+    for reader in readers { reader.start() }
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { usleep(10_000) }
     if process.isRunning {
@@ -97,11 +99,18 @@ private final class OutputCollector: @unchecked Sendable {
 /// Expects a clean failure: non-zero exit, exactly one line on stderr containing `fragment`,
 /// and no crash report.
 func expectOneLineError(
-  _ result: CLIResult, containing fragment: String, sourceLocation: SourceLocation = #_sourceLocation
+  _ result: CLIResult, containing fragment: String,
+  sourceLocation: SourceLocation = #_sourceLocation
 ) {
-  #expect(result.status != 0, "expected failure, stdout: \(result.stdout)", sourceLocation: sourceLocation)
+  #expect(
+    result.status != 0, "expected failure, stdout: \(result.stdout)", sourceLocation: sourceLocation
+  )
   let lines = result.stderr.split(separator: "\n")
   #expect(lines.count == 1, "stderr was: \(result.stderr)", sourceLocation: sourceLocation)
-  #expect(result.stderr.contains(fragment), "stderr was: \(result.stderr)", sourceLocation: sourceLocation)
-  #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Backtrac"), sourceLocation: sourceLocation)
+  #expect(
+    result.stderr.contains(fragment), "stderr was: \(result.stderr)", sourceLocation: sourceLocation
+  )
+  #expect(
+    !result.stderr.contains("Fatal error") && !result.stderr.contains("Backtrac"),
+    sourceLocation: sourceLocation)
 }

@@ -25,7 +25,8 @@ struct CLITests {
   func initVault() throws {
     let cli = try initialised()
     defer { cli.cleanup() }
-    let mode = try FileManager.default.attributesOfItem(atPath: cli.path("v.key"))[.posixPermissions] as? Int
+    let mode =
+      try FileManager.default.attributesOfItem(atPath: cli.path("v.key"))[.posixPermissions] as? Int
     #expect(mode == 0o600)
     let key = try String(contentsOfFile: cli.path("v.key"), encoding: .utf8)
     expectOneLineError(try cli.run(["init"]), containing: "already exist")
@@ -42,10 +43,14 @@ struct CLITests {
     #expect(imported.status == 0, "\(imported.stderr)")
     let list = try cli.run(["list", "--json"])
     #expect(list.status == 0)
-    let assets = try #require(try JSONSerialization.jsonObject(with: list.stdoutData) as? [[String: Any]])
+    let assets = try #require(
+      try JSONSerialization.jsonObject(with: list.stdoutData) as? [[String: Any]])
     #expect(assets.count == 1)
     let asset = assets[0]
-    for key in ["id", "size", "storedBytes", "chunkSize", "chunksStored", "chunksTotal", "contentType", "pinned", "lastAccess"] {
+    for key in [
+      "id", "size", "storedBytes", "chunkSize", "chunksStored", "chunksTotal", "contentType",
+      "pinned", "lastAccess",
+    ] {
       #expect(asset[key] != nil, "list --json lacks \(key)")
     }
     #expect(asset["size"] as? Int == 100_000)
@@ -53,7 +58,8 @@ struct CLITests {
     #expect(asset["chunksTotal"] as? Int == 7)
     let info = try cli.run(["info", "clip.mp4", "--json"])
     #expect(info.status == 0)
-    let infoObject = try #require(try JSONSerialization.jsonObject(with: info.stdoutData) as? [String: Any])
+    let infoObject = try #require(
+      try JSONSerialization.jsonObject(with: info.stdoutData) as? [String: Any])
     #expect(infoObject["name"] as? String == "clip.mp4")
 
     let whole = try cli.run(["export", "clip.mp4"])
@@ -76,7 +82,9 @@ struct CLITests {
     defer { cli.cleanup() }
     let data = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 * 31) })
     expectOneLineError(try cli.run(["import", "-"], stdin: data), containing: "--id")
-    #expect(try cli.run(["import", "-", "--id", "piped", "--type", "audio/mpeg"], stdin: data).status == 0)
+    #expect(
+      try cli.run(["import", "-", "--id", "piped", "--type", "audio/mpeg"], stdin: data).status == 0
+    )
     #expect(try cli.run(["export", "piped"]).stdoutData == data)
   }
 
@@ -90,7 +98,8 @@ struct CLITests {
     expectOneLineError(try cli.run(["import", "missing.bin"]), containing: "missing.bin")
     expectOneLineError(try cli.run(["import", "/"]), containing: "directory")
     expectOneLineError(try cli.run(["export", "nope"]), containing: "no asset named")
-    expectOneLineError(try cli.run(["export", "a.bin", "--range", "39000-40000"]), containing: "outside the asset")
+    expectOneLineError(
+      try cli.run(["export", "a.bin", "--range", "39000-40000"]), containing: "outside the asset")
     expectOneLineError(try cli.run(["export", "a.bin", "--range", "banana"]), containing: "range")
     // A wrong key.
     var other = try CLI()
@@ -124,7 +133,8 @@ struct CLITests {
     #expect(try cli.run(["import", "good.bin"]).status == 0)
     #expect(try cli.run(["import", "bad.bin"]).status == 0)
     let list = try cli.run(["list", "--json"])
-    let assets = try #require(try JSONSerialization.jsonObject(with: list.stdoutData) as? [[String: Any]])
+    let assets = try #require(
+      try JSONSerialization.jsonObject(with: list.stdoutData) as? [[String: Any]])
     let badID = try #require(assets.first { $0["name"] as? String == "bad.bin" }?["id"] as? String)
     let file = cli.path("v/chunks/\(badID.prefix(2))/\(badID).1")
     var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -138,7 +148,10 @@ struct CLITests {
     let export = try cli.run(["export", "bad.bin", "-o", "bad-out.bin"])
     expectOneLineError(export, containing: "chunk 2 is damaged")
     #expect(!FileManager.default.fileExists(atPath: cli.path("bad-out.bin")))
-    #expect(try FileManager.default.contentsOfDirectory(atPath: cli.directory).allSatisfy { !$0.contains("partial") })
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: cli.directory).allSatisfy {
+        !$0.contains("partial")
+      })
     // Reading a range before the damage still works; the good asset is whole.
     #expect(try cli.run(["export", "bad.bin", "--range", "0-100"]).status == 0)
     #expect(try cli.run(["export", "good.bin"]).stdoutData == good)

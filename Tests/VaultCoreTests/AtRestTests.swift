@@ -22,7 +22,8 @@ struct AtRestTests {
     let source = t.directory.file("piped-src")
     try Data(bytes).write(to: URL(fileURLWithPath: source))
     let fd = open(source, O_RDONLY)
-    try t.vault.importStream(fileDescriptor: fd, sourceName: "stdin", name: name + "-2", contentType: type)
+    try t.vault.importStream(
+      fileDescriptor: fd, sourceName: "stdin", name: name + "-2", contentType: type)
     close(fd)
     // Read it back so any read-side caching would have had its chance to write.
     _ = try t.exportBytes(name)
@@ -32,7 +33,9 @@ struct AtRestTests {
     while let relative = enumerator?.nextObject() as? String {
       let path = t.vault.directory + "/" + relative
       var isDirectory: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+        !isDirectory.boolValue
+      else {
         #expect(!relative.contains("holiday"))
         continue
       }
@@ -40,7 +43,9 @@ struct AtRestTests {
       let data = try Data(contentsOf: URL(fileURLWithPath: path))
       scanned += 1
       for needle in needles {
-        #expect(data.range(of: Data(needle)) == nil, "\(relative) contains \(String(decoding: needle, as: UTF8.self))")
+        #expect(
+          data.range(of: Data(needle)) == nil,
+          "\(relative) contains \(String(decoding: needle, as: UTF8.self))")
       }
     }
     #expect(scanned >= 3)  // VAULT, index.sqlite, two asset files at least
@@ -74,7 +79,8 @@ struct KeyFileTests {
     try KeyFile.write(key, to: path, passphrase: Array("correct horse".utf8), parameters: cheap)
     let text = try String(contentsOfFile: path, encoding: .utf8)
     #expect(!text.contains(key.key.withUnsafeBytes { Data($0).base64EncodedString() }))
-    #expect(try KeyFile.read(at: path, passphrase: { Array("correct horse".utf8) }).keyID == key.keyID)
+    #expect(
+      try KeyFile.read(at: path, passphrase: { Array("correct horse".utf8) }).keyID == key.keyID)
     #expect(throws: VaultError.keyFile(path: path, reason: "wrong passphrase")) {
       try KeyFile.read(at: path, passphrase: { Array("wrong".utf8) })
     }
@@ -103,7 +109,8 @@ struct KeyFileTests {
     let key = try MasterKey.generate()
     let path = dir.file("mismatch")
     let encoded = key.key.withUnsafeBytes { Data($0).base64EncodedString() }
-    try "vault-key 1\nid 0000000000000000\nkey \(encoded)\n".write(toFile: path, atomically: true, encoding: .utf8)
+    try "vault-key 1\nid 0000000000000000\nkey \(encoded)\n".write(
+      toFile: path, atomically: true, encoding: .utf8)
     #expect(throws: VaultError.self) { try KeyFile.read(at: path) }
   }
 

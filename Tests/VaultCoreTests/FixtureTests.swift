@@ -31,7 +31,9 @@ struct FixtureTests {
       #expect(info.size == UInt64(asset.size))
       #expect(info.contentType == asset.type)
       let reader = try vault.reader(for: id)
-      #expect(try reader.read(offset: 0, count: asset.size) == patternBytes(count: asset.size, seed: asset.seed))
+      #expect(
+        try reader.read(offset: 0, count: asset.size)
+          == patternBytes(count: asset.size, seed: asset.seed))
     }
     #expect(try vault.verify().allSatisfy(\.ok))
   }
@@ -47,7 +49,8 @@ struct FixtureTests {
     defer { dir.cleanup() }
     for asset in Self.assets {
       let path = dir.file(asset.name)
-      try Data(patternBytes(count: asset.size, seed: asset.seed)).write(to: URL(fileURLWithPath: path))
+      try Data(patternBytes(count: asset.size, seed: asset.seed)).write(
+        to: URL(fileURLWithPath: path))
       try vault.importFile(at: path, name: asset.name, contentType: asset.type)
     }
     var fds: [Int32] = [0, 0]

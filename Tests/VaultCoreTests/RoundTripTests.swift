@@ -81,8 +81,11 @@ struct RoundTripTests {
     let id = try t.vault.resolve("x")
     let out = t.directory.file("range")
     try t.vault.export(id, to: out, range: 16_000...50_000)
-    #expect(Array(try Data(contentsOf: URL(fileURLWithPath: out))) == Array(source[16_000...50_000]))
-    #expect(throws: VaultError.rangeNotSatisfiable(offset: 99_000, length: 1_001, assetLength: 100_000)) {
+    #expect(
+      Array(try Data(contentsOf: URL(fileURLWithPath: out))) == Array(source[16_000...50_000]))
+    #expect(
+      throws: VaultError.rangeNotSatisfiable(offset: 99_000, length: 1_001, assetLength: 100_000)
+    ) {
       try t.vault.export(id, to: out, range: 99_000...100_000)
     }
   }
@@ -125,7 +128,9 @@ struct RoundTripTests {
     #expect(listed[0].name == "song.mp3")
     // The id is a keyed HMAC: not the name, not a plain hash of it.
     #expect(!info.id.contains(Bytes.hex(Array("song".utf8))))
-    #expect(info.id != (try SHA256.hash(Array("id:song.mp3".utf8))).map { String(format: "%02x", $0) }.joined())
+    #expect(
+      info.id
+        != (try SHA256.hash(Array("id:song.mp3".utf8))).map { String(format: "%02x", $0) }.joined())
   }
 
   @Test("remove destroys the key row first; the asset is gone and others remain")

@@ -43,7 +43,8 @@ struct TamperTests {
     #expect(error != nil, "tampered asset was read", sourceLocation: sourceLocation)
     if let damagedChunk {
       guard case .chunkDamaged(_, let index, _) = error else {
-        Issue.record("expected chunkDamaged, got \(String(describing: error))", sourceLocation: sourceLocation)
+        Issue.record(
+          "expected chunkDamaged, got \(String(describing: error))", sourceLocation: sourceLocation)
         return
       }
       #expect(index == damagedChunk, sourceLocation: sourceLocation)
@@ -102,7 +103,8 @@ struct TamperTests {
     defer { t.cleanup() }
     let other = Array(try Data(contentsOf: URL(fileURLWithPath: try t.assetFile("b"))))
     try mutateFile(try t.assetFile("v")) { bytes in
-      bytes.replaceSubrange((128 + slot)..<(128 + 2 * slot), with: other[(128 + slot)..<(128 + 2 * slot)])
+      bytes.replaceSubrange(
+        (128 + slot)..<(128 + 2 * slot), with: other[(128 + slot)..<(128 + 2 * slot)])
     }
     try expectRefused(t, bystander: b, damagedChunk: 1)
   }
@@ -114,7 +116,9 @@ struct TamperTests {
     try expectRefused(t, bystander: b, damagedChunk: 5)
   }
 
-  @Test("the final chunk replaced by a shorter one, index edited to match") func shorterFinal() throws {
+  @Test("the final chunk replaced by a shorter one, index edited to match") func shorterFinal()
+    throws
+  {
     let (t, _, b) = try setUp()
     defer { t.cleanup() }
     // Drop 10 ciphertext bytes of the final slot (keeping nonce and tag) and claim a shorter length.
@@ -124,7 +128,8 @@ struct TamperTests {
       bytes += tag
     }
     let id = try t.vault.resolve("v")
-    try tamperIndex(t.vault.directory, "UPDATE asset SET length = length - 10 WHERE id = ?", [Data(id.bytes)])
+    try tamperIndex(
+      t.vault.directory, "UPDATE asset SET length = length - 10 WHERE id = ?", [Data(id.bytes)])
     try expectRefused(t, bystander: b)
   }
 
@@ -132,7 +137,8 @@ struct TamperTests {
     let (t, _, b) = try setUp()
     defer { t.cleanup() }
     try mutateFile(try t.assetFile("v")) { bytes in
-      bytes.replaceSubrange((128 + 3 * slot)..<(128 + 4 * slot), with: [UInt8](repeating: 0, count: slot))
+      bytes.replaceSubrange(
+        (128 + 3 * slot)..<(128 + 4 * slot), with: [UInt8](repeating: 0, count: slot))
     }
     try expectRefused(t, bystander: b, damagedChunk: 3)
   }
@@ -144,12 +150,14 @@ struct TamperTests {
     try t.vault.remove(try t.vault.resolve("v"))
     try t.importBytes(victim, name: "v")
     try mutateFile(try t.assetFile("v")) { bytes in
-      bytes.replaceSubrange((128 + 4 * slot)..<(128 + 5 * slot), with: old[(128 + 4 * slot)..<(128 + 5 * slot)])
+      bytes.replaceSubrange(
+        (128 + 4 * slot)..<(128 + 5 * slot), with: old[(128 + 4 * slot)..<(128 + 5 * slot)])
     }
     try expectRefused(t, bystander: b, damagedChunk: 4)
   }
 
-  @Test("index records edited", arguments: ["wrappedKey", "meta", "length", "generation", "chunkSize"])
+  @Test(
+    "index records edited", arguments: ["wrappedKey", "meta", "length", "generation", "chunkSize"])
   func indexRecord(column: String) throws {
     let (t, _, b) = try setUp()
     defer { t.cleanup() }
@@ -160,13 +168,18 @@ struct TamperTests {
       let record = try #require(try t.vault.index.asset(id))
       var blob = Array(column == "meta" ? record.meta : record.wrappedKey)
       blob[20] ^= 0x01
-      try tamperIndex(t.vault.directory, "UPDATE asset SET \(column) = ? WHERE id = ?", [Data(blob), Data(id.bytes)])
+      try tamperIndex(
+        t.vault.directory, "UPDATE asset SET \(column) = ? WHERE id = ?",
+        [Data(blob), Data(id.bytes)])
     case "length":
-      try tamperIndex(t.vault.directory, "UPDATE asset SET length = length + 1 WHERE id = ?", [Data(id.bytes)])
+      try tamperIndex(
+        t.vault.directory, "UPDATE asset SET length = length + 1 WHERE id = ?", [Data(id.bytes)])
     case "generation":
-      try tamperIndex(t.vault.directory, "UPDATE asset SET generation = 2 WHERE id = ?", [Data(id.bytes)])
+      try tamperIndex(
+        t.vault.directory, "UPDATE asset SET generation = 2 WHERE id = ?", [Data(id.bytes)])
     default:
-      try tamperIndex(t.vault.directory, "UPDATE asset SET chunkSize = 32768 WHERE id = ?", [Data(id.bytes)])
+      try tamperIndex(
+        t.vault.directory, "UPDATE asset SET chunkSize = 32768 WHERE id = ?", [Data(id.bytes)])
     }
     let reopened = try Vault.open(at: t.vault.directory, masterKey: try demoKey())
     #expect(throws: VaultError.self) {
@@ -196,7 +209,10 @@ struct TamperTests {
     }
     // Same key id, different commitment (the settings row was edited): still "wrong key".
     try tamperIndex(t.vault.directory, "UPDATE masterKey SET commitment = zeroblob(32)")
-    #expect(throws: VaultError.wrongKey(expectedKeyIDs: [try demoKey().keyID], actualKeyID: try demoKey().keyID)) {
+    #expect(
+      throws: VaultError.wrongKey(
+        expectedKeyIDs: [try demoKey().keyID], actualKeyID: try demoKey().keyID)
+    ) {
       try Vault.open(at: t.vault.directory, masterKey: try demoKey())
     }
   }

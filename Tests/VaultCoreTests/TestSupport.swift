@@ -10,7 +10,8 @@ struct TempDirectory {
   let path: String
 
   init() throws {
-    path = FileManager.default.temporaryDirectory
+    path =
+      FileManager.default.temporaryDirectory
       .appendingPathComponent("vault-test-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
   }
