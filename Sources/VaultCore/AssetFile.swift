@@ -27,8 +27,11 @@ final class AssetFile {
   }
 
   /// Creates a new asset file (mode 0600) and takes its writer lock. An existing file that
-  /// no writer holds is a leftover of a crash and is replaced; one that a writer holds is busy.
-  static func createForWriting(_ path: String, asset: String) throws -> AssetFile {
+  /// a writer holds is busy; one that no writer holds and `isRecorded()` says the index does
+  /// not own is a leftover of a crash and is replaced; one the index owns is a duplicate.
+  static func createForWriting(
+    _ path: String, asset: String, isRecorded: () throws -> Bool
+  ) throws -> AssetFile {
     for _ in 0..<2 {
       let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
       if fd >= 0 {
@@ -47,7 +50,12 @@ final class AssetFile {
         _ = close(existing)
         throw VaultError.assetBusy(asset)
       }
-      // Nobody writes it and the caller checked the index does not own it: an orphan.
+      // Nobody writes it. A writer records the asset before it releases the lock, so if the
+      // index does not own the file now, it is the leftover of a crash: replace it.
+      if try isRecorded() {
+        _ = close(existing)
+        throw VaultError.duplicateAsset(asset)
+      }
       _ = unlink(path)
       _ = close(existing)
     }

@@ -89,6 +89,10 @@ struct AssetHeader: Sendable, Equatable {
     guard Array(bytes[0..<8]) == VaultFormat.assetMagic else {
       throw damaged("asset file has no vault header")
     }
+    let version = Bytes.read(UInt16.self, from: bytes, at: 8)
+    guard version <= VaultFormat.version else {
+      throw VaultError.unsupportedFormat(version: Int(version))
+    }
     let mac = Array(bytes[96..<128])
     let expected = try cryptoCall {
       try HMACSHA256.authenticationCode(for: Array(bytes[0..<96]), key: headerKey)
@@ -96,9 +100,8 @@ struct AssetHeader: Sendable, Equatable {
     guard ConstantTime.equals(mac, expected) else {
       throw damaged("asset header failed authentication")
     }
-    let version = Bytes.read(UInt16.self, from: bytes, at: 8)
     guard version == VaultFormat.version else {
-      throw VaultError.unsupportedFormat(version: Int(version))
+      throw damaged("asset header has format version \(version)")
     }
     let length = Bytes.read(UInt64.self, from: bytes, at: 56)
     return AssetHeader(

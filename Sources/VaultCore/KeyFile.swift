@@ -82,6 +82,12 @@ public enum KeyFile {
         throw VaultError.keyFile(path: path, reason: "'scrypt' needs N r p")
       }
       let parameters = Scrypt.Parameters(n: numbers[0], r: numbers[1], p: numbers[2])
+      // A hostile key file must not make us allocate gigabytes: 2^20 × 8 × 128 = 1 GiB max.
+      guard parameters.n <= 1 << 20, parameters.r <= 16, parameters.p <= 16,
+        parameters.memoryByteCount <= 1 << 30
+      else {
+        throw VaultError.keyFile(path: path, reason: "scrypt parameters are too large")
+      }
       let salt = try base64("salt")
       let sealed = try base64("sealed")
       let id = try field("id")

@@ -59,9 +59,16 @@ extension Vault {
       validator: nil, headerKey: keys.headerKey)
     let path = assetPath(id, generation: generation)
     try FileSystem.makeDirectory(FileSystem.parent(of: path))
-    let file = try AssetFile.createForWriting(path, asset: name)
+    let file = try AssetFile.createForWriting(path, asset: name) {
+      try index.asset(id) != nil
+    }
     var committed = false
-    defer { if !committed { FileSystem.remove(path) } }
+    // Ctrl-C in the CLI removes the unrecorded file too.
+    PartialFiles.register(path)
+    defer {
+      PartialFiles.unregister(path)
+      if !committed { FileSystem.remove(path) }
+    }
 
     let encodedHeader = header.encoded()
     try encodedHeader.withUnsafeBytes { try file.write($0, at: 0) }
@@ -77,6 +84,9 @@ extension Vault {
       let (filled, atEnd) = try input.fill(buffers.plaintext, upTo: batchBytes)
       if filled > 0 {
         let chunks = (filled + chunkSize - 1) / chunkSize
+        guard Int64(nextIndex + chunks) <= VaultFormat.sealLimit else {
+          throw VaultError.sealLimitReached(asset: name)
+        }
         let lastLength = filled - (chunks - 1) * chunkSize
         try crypter.seal(
           plaintext: UnsafeRawBufferPointer(buffers.plaintext), slots: buffers.slots,

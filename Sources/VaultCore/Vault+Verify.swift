@@ -57,6 +57,11 @@ extension Vault {
       return result
     }
     let layout = reader.layout
+    if reader.presence.count != record.chunksStored {
+      result.problem =
+        "the index claims \(record.chunksStored) stored chunks but its presence map has \(reader.presence.count)"
+      return result
+    }
     for run in reader.presence.storedRuns(in: 0..<layout.chunkCount) {
       // Verify run by run, batch by batch; a damaged chunk is recorded and skipped.
       var next = run.lowerBound

@@ -66,10 +66,9 @@ public final class Vault: Sendable {
     guard VaultFormat.isValidChunkSize(chunkSize) else {
       throw VaultError.invalidChunkSize(chunkSize)
     }
+    try checkCanCreate(at: directory)
     if FileSystem.exists(directory) {
-      guard FileSystem.listDirectory(directory).isEmpty else {
-        throw VaultError.alreadyExists(path: directory)
-      }
+      _ = chmod(directory, 0o700)
     } else {
       try FileSystem.makeDirectory(directory)
     }
@@ -100,6 +99,15 @@ public final class Vault: Sendable {
       wrappingKey: wrappingKey, namingKey: namingKey)
   }
 
+  /// Checks that ``create(at:masterKey:chunkSize:)`` could use `directory` (missing or
+  /// empty), so a caller can fail before creating a key file.
+  /// - Throws: ``VaultError/alreadyExists(path:)``.
+  public static func checkCanCreate(at directory: String) throws {
+    if FileSystem.exists(directory), !FileSystem.listDirectory(directory).isEmpty {
+      throw VaultError.alreadyExists(path: directory)
+    }
+  }
+
   /// Opens an existing vault.
   /// - Parameters:
   ///   - directory: the vault directory.
@@ -122,6 +130,9 @@ public final class Vault: Sendable {
     guard settings.formatVersion <= Int(VaultFormat.version) else {
       throw VaultError.unsupportedFormat(version: settings.formatVersion)
     }
+    guard VaultFormat.isValidChunkSize(settings.chunkSize), settings.vaultID.count == 16 else {
+      throw VaultError.indexDamaged(reason: "the settings row is invalid")
+    }
     let vaultID = Array(settings.vaultID)
     let keys = try index.masterKeys()
     guard let record = keys.first(where: { $0.keyID == masterKey.keyID }) else {
@@ -130,7 +141,10 @@ public final class Vault: Sendable {
     }
     let commitment = try masterKey.commitment(vaultID: vaultID)
     guard ConstantTime.equals(commitment, Array(record.commitment)) else {
-      throw VaultError.wrongKey(expectedKeyIDs: [record.keyID], actualKeyID: masterKey.keyID)
+      // Key ids match (a 64-bit derived value) but the commitment does not: the index row
+      // was changed, or the key id collided; either way nothing is opened.
+      throw VaultError.indexDamaged(
+        reason: "the key commitment for key id \(record.keyID) does not match this key")
     }
     let wrappingKey = try masterKey.wrappingKey(vaultID: vaultID)
     let namingKey: SymmetricKey

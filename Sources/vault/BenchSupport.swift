@@ -35,6 +35,10 @@ struct ChildRun {
   let seconds: Double
   /// Peak resident set size in bytes.
   let maxRSS: Int
+  /// Whether ``maxRSS`` is the child's own peak (from GNU time). If false it is `wait4`'s
+  /// ru_maxrss, which on Linux also counts this process's peak RSS at the time of the spawn
+  /// (exec records the old, shared address space's peak), so it is only an upper bound.
+  let maxRSSIsExact: Bool
   /// Captured standard output (empty when the output was passed through).
   let output: String
   /// Captured standard error (empty when the output was passed through).
@@ -59,15 +63,24 @@ enum Subprocess {
   ///   - arguments: the program and its arguments.
   ///   - captureIn: a directory for the captured stdout and stderr; nil passes the child's
   ///     output through to this process's stderr (so stdout stays clean for the table).
+  ///   - gnuTime: GNU time's path, to run the child under `time -f %M` for its exact peak
+  ///     RSS (time is small, so its own footprint does not leak into the child's figure).
   /// - Returns: how the child ended; a non-zero status is not an error here.
   /// - Throws: ``CLIError`` if the program cannot be started.
-  static func run(_ arguments: [String], captureIn directory: String?) throws -> ChildRun {
-    guard let program = arguments.first else { throw CLIError("empty command line") }
+  static func run(_ arguments: [String], captureIn directory: String?, gnuTime: String? = nil)
+    throws -> ChildRun
+  {
+    guard var program = arguments.first else { throw CLIError("empty command line") }
     let outPath = directory.map { "\($0)/.child-\(getpid()).out" }
     let errPath = directory.map { "\($0)/.child-\(getpid()).err" }
+    let rssPath = directory.flatMap { gnuTime == nil ? nil : "\($0)/.child-\(getpid()).rss" }
     defer {
-      if let outPath { _ = unlink(outPath) }
-      if let errPath { _ = unlink(errPath) }
+      for path in [outPath, errPath, rssPath] { if let path { _ = unlink(path) } }
+    }
+    var spawned = arguments
+    if let gnuTime, let rssPath {
+      spawned = [gnuTime, "-f", "%M", "-o", rssPath] + arguments
+      program = gnuTime
     }
     #if canImport(Glibc)
       var actions = posix_spawn_file_actions_t()
@@ -93,7 +106,7 @@ enum Subprocess {
     } else {
       posix_spawn_file_actions_adddup2(&actions, 2, 1)
     }
-    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    let argv: [UnsafeMutablePointer<CChar>?] = spawned.map { strdup($0) } + [nil]
     let envp: [UnsafeMutablePointer<CChar>?] =
       ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
@@ -116,14 +129,31 @@ enum Subprocess {
     let seconds = BenchClock.now() - start
     let signal = status & 0x7f
     #if os(Linux)
-      let maxRSS = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
+      var maxRSS = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
     #else
-      let maxRSS = Int(usage.ru_maxrss)  // bytes on macOS
+      var maxRSS = Int(usage.ru_maxrss)  // bytes on macOS
     #endif
+    var exact = false
+    if let rssPath,
+      let kilobytes = Int(readText(rssPath).trimmingCharacters(in: .whitespacesAndNewlines))
+    {
+      maxRSS = kilobytes * 1024
+      exact = true
+    }
     return ChildRun(
-      arguments: arguments, status: signal == 0 ? (status >> 8) & 0xff : 128 + signal,
-      seconds: seconds, maxRSS: maxRSS, output: outPath.map(readText) ?? "",
-      errorOutput: errPath.map(readText) ?? "")
+      arguments: spawned, status: signal == 0 ? (status >> 8) & 0xff : 128 + signal,
+      seconds: seconds, maxRSS: maxRSS, maxRSSIsExact: exact,
+      output: outPath.map(readText) ?? "", errorOutput: errPath.map(readText) ?? "")
+  }
+
+  /// GNU time (`/usr/bin/time`), if installed: it supports `-f %M -o FILE`.
+  static func findGNUTime(scratch directory: String) -> String? {
+    let path = "/usr/bin/time"
+    guard access(path, X_OK) == 0,
+      let run = try? Subprocess.run([path, "--version"], captureIn: directory),
+      run.status == 0, (run.output + run.errorOutput).contains("GNU")
+    else { return nil }
+    return path
   }
 
   /// Where `program` is in PATH, if anywhere.
@@ -181,8 +211,12 @@ struct MachineInfo {
   static func current(opensslCLI: String, age: String?) -> MachineInfo {
     var name = utsname()
     uname(&name)
-    let release = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    let machine = withUnsafeBytes(of: name.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    let release = withUnsafeBytes(of: name.release) {
+      String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    let machine = withUnsafeBytes(of: name.machine) {
+      String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+    }
     var load = [0.0, 0.0, 0.0]
     _ = getloadavg(&load, 3)
     #if DEBUG
@@ -445,18 +479,23 @@ struct BenchInput {
   /// clean (no write-back of it disturbs later measurements).
   func write(to path: String, size: Int) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else {
+      throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))")
+    }
     defer { _ = close(fd) }
     var written = 0
     var index = 0
     while written < size {
       let bytes = blockBytes(index)
       let take = min(Self.blockSize, size - written)
-      try BenchFiles.writeAll(fd, bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<take]) }, path: path)
+      try BenchFiles.writeAll(
+        fd, bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<take]) }, path: path)
       written += take
       index += 1
     }
-    guard fsync(fd) == 0 else { throw CLIError("fsync \(path): \(String(cString: strerror(errno)))") }
+    guard fsync(fd) == 0 else {
+      throw CLIError("fsync \(path): \(String(cString: strerror(errno)))")
+    }
   }
 }
 
@@ -524,7 +563,9 @@ enum BenchFiles {
   /// Seconds to read `path` whole in 4 MiB reads (from the page cache if it is there).
   static func timeRead(_ path: String) throws -> Double {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw CLIError("cannot open \(path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else {
+      throw CLIError("cannot open \(path): \(String(cString: strerror(errno)))")
+    }
     defer { _ = close(fd) }
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 64)
     defer { buffer.deallocate() }
@@ -537,7 +578,9 @@ enum BenchFiles {
   /// file is removed afterwards.
   static func timeWrite(_ path: String, size: Int) throws -> (write: Double, sync: Double) {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else {
+      throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))")
+    }
     defer {
       _ = close(fd)
       _ = unlink(path)
@@ -553,17 +596,23 @@ enum BenchFiles {
       written += take
     }
     let wrote = BenchClock.now()
-    guard fsync(fd) == 0 else { throw CLIError("fsync \(path): \(String(cString: strerror(errno)))") }
+    guard fsync(fd) == 0 else {
+      throw CLIError("fsync \(path): \(String(cString: strerror(errno)))")
+    }
     return (wrote - start, BenchClock.now() - wrote)
   }
 
   /// Seconds to fsync an existing file.
   static func timeSync(_ path: String) throws -> Double {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw CLIError("cannot open \(path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else {
+      throw CLIError("cannot open \(path): \(String(cString: strerror(errno)))")
+    }
     defer { _ = close(fd) }
     let start = BenchClock.now()
-    guard fsync(fd) == 0 else { throw CLIError("fsync \(path): \(String(cString: strerror(errno)))") }
+    guard fsync(fd) == 0 else {
+      throw CLIError("fsync \(path): \(String(cString: strerror(errno)))")
+    }
     return BenchClock.now() - start
   }
 

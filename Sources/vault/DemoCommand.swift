@@ -25,8 +25,12 @@ extension VaultCommand {
         let key = try DemoKey.load()
         let fm = FileManager.default
         if fm.fileExists(atPath: vault) {
-          guard fm.fileExists(atPath: vault + "/VAULT") else {
-            throw CLIError("\(vault) exists and is not a vault; pick another --vault")
+          // Replace only a vault an earlier demo made: one the demo key opens.
+          do {
+            _ = try Vault.open(at: vault, masterKey: key)
+          } catch {
+            throw CLIError(
+              "\(vault) exists and is not a demo vault (\(error)); pick another --vault")
           }
           try fm.removeItem(atPath: vault)
         }

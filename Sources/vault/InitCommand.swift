@@ -25,6 +25,7 @@ extension VaultCommand {
       try reportingErrors {
         let directory = try options.vaultDirectory
         let keyPath = try options.keyFilePath
+        try Vault.checkCanCreate(at: directory)
         let key: MasterKey
         var created = false
         if FileManager.default.fileExists(atPath: keyPath) {

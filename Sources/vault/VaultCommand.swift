@@ -11,7 +11,7 @@ struct VaultCommand: ParsableCommand {
     version: "0.1.0",
     subcommands: [
       Demo.self, Init.self, Import.self, Export.self, List.self, Info.self, Verify.self,
-      Remove.self,
+      Remove.self, Bench.self,
     ])
 
   /// Parses and runs like ArgumentParser's default, but every error is one line on stderr

@@ -169,3 +169,52 @@ struct CLITests {
     #expect(result.stdout.contains("13edc813c83d4a24"))
   }
 }
+
+@Suite("vault CLI: processes racing", .serialized)
+struct CLIRaceTests {
+  /// A smoke test: the interleaving that once lost a file is too narrow to hit reliably
+  /// here; `AssetFileTests` pins the decision itself deterministically.
+  @Test("two processes importing the same name: one wins, the vault stays whole")
+  func concurrentImports() throws {
+    var cli = try CLI()
+    defer { cli.cleanup() }
+    cli.environment["VAULT_DIR"] = cli.path("v")
+    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
+    #expect(try cli.run(["init", "--chunk-size", "16KiB"]).status == 0)
+    let data = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 12) })
+    try data.write(to: URL(fileURLWithPath: cli.path("big.bin")))
+    for round in 0..<4 {
+      let processes = try (0..<2).map { _ in
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["import", cli.path("big.bin"), "--id", "same"]
+        process.environment = cli.environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+      }
+      for process in processes { process.waitUntilExit() }
+      let statuses = processes.map(\.terminationStatus)
+      #expect(statuses.contains(0), "round \(round): neither import succeeded: \(statuses)")
+      let verify = try cli.run(["verify"])
+      #expect(verify.status == 0, "round \(round): \(verify.stdout) \(verify.stderr)")
+      #expect(try cli.run(["export", "same"]).stdoutData == data, "round \(round)")
+      #expect(try cli.run(["rm", "same"]).status == 0)
+    }
+  }
+
+  @Test("demo refuses to replace a vault it did not make")
+  func demoKeepsForeignVault() throws {
+    var cli = try CLI()
+    defer { cli.cleanup() }
+    cli.environment["VAULT_DIR"] = cli.path("mine")
+    cli.environment["VAULT_KEY_FILE"] = cli.path("mine.key")
+    #expect(try cli.run(["init"]).status == 0)
+    try Data("precious".utf8).write(to: URL(fileURLWithPath: cli.path("p.txt")))
+    #expect(try cli.run(["import", "p.txt"]).status == 0)
+    expectOneLineError(
+      try cli.run(["demo", "--vault", cli.path("mine")]), containing: "not a demo vault")
+    #expect(try cli.run(["export", "p.txt"]).stdout == "precious")
+  }
+}

@@ -207,13 +207,45 @@ struct TamperTests {
       #expect(expected == [try demoKey().keyID])
       #expect(actual == other.keyID)
     }
-    // Same key id, different commitment (the settings row was edited): still "wrong key".
+    // Same key id, different commitment (the key row was edited): refused as damage.
     try tamperIndex(t.vault.directory, "UPDATE masterKey SET commitment = zeroblob(32)")
     #expect(
-      throws: VaultError.wrongKey(
-        expectedKeyIDs: [try demoKey().keyID], actualKeyID: try demoKey().keyID)
+      throws: VaultError.indexDamaged(
+        reason: "the key commitment for key id 13edc813c83d4a24 does not match this key")
     ) {
       try Vault.open(at: t.vault.directory, masterKey: try demoKey())
+    }
+  }
+}
+
+@Suite("Index consistency")
+struct IndexConsistencyTests {
+  @Test("verify reports a presence map that lost its bits")
+  func clearedPresence() throws {
+    let t = try TestVault()
+    defer { t.cleanup() }
+    try t.importBytes(patternBytes(count: 50_000, seed: 9), name: "p")
+    let id = try t.vault.resolve("p")
+    try tamperIndex(
+      t.vault.directory, "UPDATE asset SET presence = zeroblob(1) WHERE id = ?", [Data(id.bytes)])
+    let results = try t.vault.verify()
+    #expect(results.count == 1)
+    #expect(results[0].ok == false)
+    #expect(throws: VaultError.chunkMissing(asset: id.short, index: 0)) {
+      _ = try t.vault.reader(for: id).read(offset: 0, count: 10)
+    }
+  }
+
+  @Test("a key file demanding huge scrypt memory is refused before deriving")
+  func hostileScrypt() throws {
+    let dir = try TempDirectory()
+    defer { dir.cleanup() }
+    let path = dir.file("hostile.key")
+    let text =
+      "vault-key 1 scrypt\nid 0000000000000000\nscrypt 4294967296 64 64\nsalt AAAA\nsealed AAAA\n"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    #expect(throws: VaultError.keyFile(path: path, reason: "scrypt parameters are too large")) {
+      try KeyFile.read(at: path, passphrase: { Array("x".utf8) })
     }
   }
 }
