@@ -21,14 +21,18 @@ let package = Package(
       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
     ),
     .target(name: "VaultCrypto", dependencies: ["CLibCrypto"]),
+    // POSIX calls Swift cannot reach directly (sync_file_range); used by VaultCore only.
+    .target(name: "CPosixShims"),
     .target(
       name: "VaultCore",
-      dependencies: ["VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+      dependencies: [
+        "VaultCrypto", "CPosixShims", .product(name: "GRDB", package: "GRDB.swift"),
+      ]
     ),
     .executableTarget(
       name: "vault",
       dependencies: [
-        "VaultCore",
+        "VaultCore", "VaultCrypto",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

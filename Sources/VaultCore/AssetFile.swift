@@ -1,3 +1,5 @@
+internal import CPosixShims
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -105,6 +107,12 @@ final class AssetFile {
     }
   }
 
+  /// Asks the kernel to start writing [offset, offset+length) to disk now, without waiting,
+  /// so the final ``sync()`` finds little left to do. Advisory: errors are ignored.
+  func startWriteback(at offset: Int64, length: Int) {
+    FileSystem.startWriteback(descriptor, at: offset, length: length)
+  }
+
   /// Flushes written data to stable storage.
   func sync() throws {
     guard fsync(descriptor) == 0 else {
@@ -129,6 +137,11 @@ func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
 
 /// Small POSIX helpers for paths.
 enum FileSystem {
+  /// Starts writeback of a byte range of `fd` (Linux `sync_file_range`); advisory.
+  static func startWriteback(_ fd: Int32, at offset: Int64, length: Int) {
+    _ = CPosixShims_startWriteback(fd, off_t(offset), off_t(length))
+  }
+
   static func exists(_ path: String) -> Bool {
     access(path, F_OK) == 0
   }

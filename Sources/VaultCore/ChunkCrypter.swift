@@ -31,6 +31,13 @@ final class ChunkCrypter {
     firstIndex: Int, count: Int, lastLength: Int, lastIsFinal: Bool
   ) throws {
     let (chunkSize, slotSize, headerMAC) = (self.chunkSize, self.slotSize, self.headerMAC)
+    // One CSPRNG call for the whole batch's nonces, then each goes to its slot.
+    var nonces = [UInt8](repeating: 0, count: count * 12)
+    try nonces.withUnsafeMutableBytes { try SecureRandom.fill($0) }
+    for k in 0..<count {
+      UnsafeMutableRawBufferPointer(rebasing: slots[(k * slotSize)..<(k * slotSize + 12)])
+        .copyBytes(from: nonces[(k * 12)..<(k * 12 + 12)])
+    }
     try forEachChunk(count: count) { k, context in
       let length = k == count - 1 ? lastLength : chunkSize
       let isFinal = k == count - 1 && lastIsFinal
@@ -39,7 +46,6 @@ final class ChunkCrypter {
       let slot = UnsafeMutableRawBufferPointer(
         rebasing: slots[(k * slotSize)..<(k * slotSize + length + VaultFormat.slotOverhead)])
       let nonce = UnsafeMutableRawBufferPointer(rebasing: slot[0..<12])
-      try SecureRandom.fill(nonce)
       try aad.withUnsafeBytes { aadBytes in
         try context.seal(
           plaintext: UnsafeRawBufferPointer(

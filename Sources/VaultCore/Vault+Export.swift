@@ -31,7 +31,8 @@ extension Vault {
     }
     do {
       try write(
-        reader: reader, offset: offset, count: count, to: fd, name: temp, progress: progress)
+        reader: reader, offset: offset, count: count, to: fd, name: temp, startWriteback: true,
+        progress: progress)
       guard fsync(fd) == 0 else {
         throw VaultError.io(operation: "fsync", path: temp, errno: errno)
       }
@@ -53,12 +54,13 @@ extension Vault {
     let reader = try reader(for: id)
     let (offset, count) = try Self.resolveRange(range, length: reader.length)
     try write(
-      reader: reader, offset: offset, count: count, to: fd, name: "output", progress: progress)
+      reader: reader, offset: offset, count: count, to: fd, name: "output",
+      startWriteback: false, progress: progress)
   }
 
   private func write(
     reader: AssetReader, offset: UInt64, count: UInt64, to fd: Int32, name: String,
-    progress: ((OperationProgress) -> Void)?
+    startWriteback: Bool, progress: ((OperationProgress) -> Void)?
   ) throws {
     var done: UInt64 = 0
     try reader.forEachPiece(offset: offset, count: count) { piece in
@@ -72,6 +74,8 @@ extension Vault {
         }
         written += n
       }
+      // Our own temp file: let the disk work while the next batch is opened.
+      if startWriteback { FileSystem.startWriteback(fd, at: Int64(done), length: piece.count) }
       done += UInt64(piece.count)
       progress?(OperationProgress(bytesDone: done, bytesTotal: count))
     }

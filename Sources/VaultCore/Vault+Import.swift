@@ -92,9 +92,11 @@ extension Vault {
           plaintext: UnsafeRawBufferPointer(buffers.plaintext), slots: buffers.slots,
           firstIndex: nextIndex, count: chunks, lastLength: lastLength, lastIsFinal: atEnd)
         let sealedBytes = (chunks - 1) * crypter.slotSize + lastLength + VaultFormat.slotOverhead
+        let slotOffset = layoutForSlots.slotOffset(nextIndex)
         try file.write(
-          UnsafeRawBufferPointer(rebasing: buffers.slots[0..<sealedBytes]),
-          at: layoutForSlots.slotOffset(nextIndex))
+          UnsafeRawBufferPointer(rebasing: buffers.slots[0..<sealedBytes]), at: slotOffset)
+        // Let the disk work while the next batch is sealed; the fsync below stays the promise.
+        file.startWriteback(at: slotOffset, length: sealedBytes)
         count(sealed: chunks)
         nextIndex += chunks
         total += UInt64(filled)

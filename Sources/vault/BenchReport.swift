@@ -38,14 +38,18 @@ struct BenchReport {
   /// The plain-text table for the terminal.
   func table() -> String {
     let header = ["Measure", "Result", "Goal", "Met"]
-    let cells = rows.map { [$0.measure, $0.result, $0.goal, $0.met.map { $0 ? "yes" : "NO" } ?? ""] }
+    let cells = rows.map {
+      [$0.measure, $0.result, $0.goal, $0.met.map { $0 ? "yes" : "NO" } ?? ""]
+    }
     var widths = header.map(\.count)
     for row in cells {
       for (k, cell) in row.enumerated() { widths[k] = max(widths[k], cell.count) }
     }
     func line(_ row: [String]) -> String {
-      row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
-        .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+      row.enumerated().map {
+        $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0)
+      }
+      .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
     }
     var out = [line(header), line(widths.map { String(repeating: "-", count: $0) })]
     out += cells.map(line)

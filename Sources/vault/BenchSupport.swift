@@ -65,11 +65,13 @@ enum Subprocess {
   ///     output through to this process's stderr (so stdout stays clean for the table).
   ///   - gnuTime: GNU time's path, to run the child under `time -f %M` for its exact peak
   ///     RSS (time is small, so its own footprint does not leak into the child's figure).
+  ///   - discardOutput: send the child's stdout to /dev/null instead of capturing it.
   /// - Returns: how the child ended; a non-zero status is not an error here.
   /// - Throws: ``CLIError`` if the program cannot be started.
-  static func run(_ arguments: [String], captureIn directory: String?, gnuTime: String? = nil)
-    throws -> ChildRun
-  {
+  static func run(
+    _ arguments: [String], captureIn directory: String?, gnuTime: String? = nil,
+    discardOutput: Bool = false
+  ) throws -> ChildRun {
     guard var program = arguments.first else { throw CLIError("empty command line") }
     let outPath = directory.map { "\($0)/.child-\(getpid()).out" }
     let errPath = directory.map { "\($0)/.child-\(getpid()).err" }
@@ -101,7 +103,9 @@ enum Subprocess {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     if let outPath, let errPath {
-      posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+      posix_spawn_file_actions_addopen(
+        &actions, 1, discardOutput ? "/dev/null" : outPath,
+        O_WRONLY | O_CREAT | O_TRUNC, 0o600)
       posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     } else {
       posix_spawn_file_actions_adddup2(&actions, 2, 1)
@@ -330,6 +334,17 @@ enum CipherBench {
     return try results.total()
   }
 
+  /// Seconds per 12-byte `SecureRandom.fill` (RAND_bytes), the nonce the vault draws for
+  /// every chunk it seals.
+  static func nonceCost(samples: Int = 100_000) throws -> Double {
+    var nonce = [UInt8](repeating: 0, count: 12)
+    let start = BenchClock.threadCPU()
+    try nonce.withUnsafeMutableBytes { bytes in
+      for _ in 0..<samples { try SecureRandom.fill(bytes) }
+    }
+    return (BenchClock.threadCPU() - start) / Double(samples)
+  }
+
   /// Wall time of each of `samples` single-chunk opens, sorted.
   static func openLatencies(key: SymmetricKey, chunkSize: Int, samples: Int) throws -> [Double] {
     let worker = try Worker(key: key, chunkSize: chunkSize)
@@ -488,8 +503,9 @@ struct BenchInput {
     while written < size {
       let bytes = blockBytes(index)
       let take = min(Self.blockSize, size - written)
-      try BenchFiles.writeAll(
-        fd, bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<take]) }, path: path)
+      try bytes.withUnsafeBytes {
+        try BenchFiles.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<take]), path: path)
+      }
       written += take
       index += 1
     }
@@ -574,9 +590,11 @@ enum BenchFiles {
     return BenchClock.now() - start
   }
 
-  /// Seconds to write `size` bytes to a new file in 4 MiB writes, then to fsync it; the
-  /// file is removed afterwards.
-  static func timeWrite(_ path: String, size: Int) throws -> (write: Double, sync: Double) {
+  /// Seconds to write `size` bytes to a new file in 4 MiB writes, then to fsync it (unless
+  /// `sync` is false); the file is removed afterwards.
+  static func timeWrite(_ path: String, size: Int, sync: Bool = true) throws
+    -> (write: Double, sync: Double)
+  {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     guard fd >= 0 else {
       throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))")
@@ -596,6 +614,7 @@ enum BenchFiles {
       written += take
     }
     let wrote = BenchClock.now()
+    if !sync { return (wrote - start, 0) }
     guard fsync(fd) == 0 else {
       throw CLIError("fsync \(path): \(String(cString: strerror(errno)))")
     }

@@ -31,6 +31,19 @@ func printError(_ message: String) {
   FileHandle.standardError.write(Data("vault: error: \(message)\n".utf8))
 }
 
+/// Extra work for the interrupt handler (e.g. removing a benchmark's scratch directory).
+enum InterruptCleanup {
+  private static let lock = NSLock()
+  nonisolated(unsafe) private static var registered: [@Sendable () -> Void] = []
+
+  /// Adds an action run on SIGINT/SIGTERM before the process exits.
+  static func add(_ action: @escaping @Sendable () -> Void) {
+    lock.withLock { registered.append(action) }
+  }
+
+  static var actions: [@Sendable () -> Void] { lock.withLock { registered } }
+}
+
 nonisolated(unsafe) private var interruptSources: [any DispatchSourceSignal] = []
 
 /// On SIGINT/SIGTERM: delete partial export files, then exit 130/143. Nothing is recorded
@@ -42,8 +55,11 @@ func installInterruptHandler() {
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
     source.setEventHandler {
       PartialFiles.removeAll()
+      for cleanup in InterruptCleanup.actions { cleanup() }
       FileHandle.standardError.write(Data("\nvault: interrupted\n".utf8))
-      exit(status)
+      // _exit, not exit: atexit handlers (OpenSSL's cleanup among them) must not run while
+      // other threads are still inside libcrypto.
+      _exit(status)
     }
     source.resume()
     interruptSources.append(source)
