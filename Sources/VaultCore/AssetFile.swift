@@ -64,6 +64,18 @@ final class AssetFile {
     throw VaultError.assetBusy(asset)
   }
 
+  /// Opens an existing asset file to continue writing it, taking its writer lock.
+  /// - Throws: ``VaultError/assetBusy(_:)`` if another writer holds it.
+  static func openForWriting(_ path: String, asset: String) throws -> AssetFile {
+    let fd = open(path, O_RDWR | O_CLOEXEC)
+    guard fd >= 0 else { throw VaultError.io(operation: "open", path: path, errno: errno) }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+      _ = close(fd)
+      throw VaultError.assetBusy(asset)
+    }
+    return AssetFile(path: path, descriptor: fd)
+  }
+
   /// Whether another process holds the writer lock of the file at `path`.
   static func isLockedByWriter(_ path: String) -> Bool {
     let fd = open(path, O_RDONLY | O_CLOEXEC)

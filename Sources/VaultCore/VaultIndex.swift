@@ -75,6 +75,11 @@ final class VaultIndex: Sendable {
     }
   }
 
+  /// Runs `body` in one write transaction, mapping SQLite errors to ``VaultError``.
+  func writeTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+    try write(body)
+  }
+
   private func write<T>(_ body: (Database) throws -> T) throws -> T {
     do {
       return try database.write(body)

@@ -1,0 +1,132 @@
+import Foundation
+import VaultCrypto
+
+/// Fills one generation of a cached asset chunk by chunk, in any order (the range loader
+/// stores whatever run of chunks an origin response delivered).
+///
+/// Each ``store(firstIndex:plaintext:)`` seals the chunks, writes them, fsyncs the file and
+/// only then sets their presence bits in one transaction, so the index never claims bytes
+/// that are not on disk. A chunk already present is never sealed again within a generation:
+/// one slot holds one plaintext per generation (FORMAT.md relies on it).
+///
+/// The writer holds the asset file's writer lock (flock) for its lifetime: one writer per
+/// asset across processes. Not thread-safe: callers serialise their calls.
+public final class AssetWriter {
+  /// The asset being filled.
+  public let assetID: AssetID
+  /// The generation this writer fills.
+  public let generation: UInt64
+  /// Total plaintext length.
+  public let length: UInt64
+  /// Chunk geometry.
+  public var chunkSize: Int { layout.chunkSize }
+  /// Number of chunks the complete asset has.
+  public var chunkCount: Int { layout.chunkCount }
+
+  let layout: ChunkLayout
+  private let vault: Vault
+  private let file: AssetFile
+  private let crypter: ChunkCrypter
+  private var slots: UnsafeMutableRawBufferPointer
+  private var slotsCapacity: Int
+
+  init(
+    vault: Vault, assetID: AssetID, generation: UInt64, layout: ChunkLayout, keys: AssetKeys,
+    headerMAC: [UInt8], file: AssetFile
+  ) throws {
+    self.vault = vault
+    self.assetID = assetID
+    self.generation = generation
+    self.length = layout.length
+    self.layout = layout
+    self.file = file
+    crypter = try ChunkCrypter(
+      key: keys.chunkKey, chunkSize: layout.chunkSize, headerMAC: headerMAC,
+      workers: vault.workers)
+    slotsCapacity = 0
+    slots = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 64)
+  }
+
+  deinit {
+    slots.deallocate()
+  }
+
+  /// The chunks currently recorded as stored.
+  public func presence() throws -> PresenceMap {
+    guard let record = try vault.index.asset(assetID), UInt64(record.generation) == generation,
+      let map = record.presenceMap
+    else {
+      throw VaultError.assetDamaged(asset: assetID.short, reason: "its generation was replaced")
+    }
+    return map
+  }
+
+  /// Seals and records consecutive whole chunks starting at `firstIndex`. `plaintext` must
+  /// hold exactly those chunks: each `chunkSize` long except the asset's final chunk.
+  /// Chunks already stored are skipped (never resealed in one generation).
+  /// - Returns: the number of chunks newly stored.
+  /// - Throws: ``VaultError/invalidArgument(_:)`` for a misaligned run,
+  ///   ``VaultError/sealLimitReached(asset:)``, I/O errors.
+  @discardableResult
+  public func store(firstIndex: Int, plaintext: UnsafeRawBufferPointer) throws -> Int {
+    guard firstIndex >= 0, firstIndex < layout.chunkCount || plaintext.isEmpty else {
+      throw VaultError.invalidArgument("chunk \(firstIndex) is outside the asset")
+    }
+    if plaintext.isEmpty { return 0 }
+    let start = UInt64(firstIndex) * UInt64(layout.chunkSize)
+    let end = start + UInt64(plaintext.count)
+    let lastIndex = Int((end - 1) / UInt64(layout.chunkSize))
+    guard end <= length,
+      end == length || end % UInt64(layout.chunkSize) == 0
+    else {
+      throw VaultError.invalidArgument(
+        "bytes \(start)..<\(end) are not whole chunks of asset \(assetID.short)")
+    }
+    let present = try presence()
+    var stored = 0
+    for run in missingRuns(in: firstIndex..<(lastIndex + 1), present: present) {
+      try seal(run: run, from: plaintext, base: firstIndex)
+      stored += run.count
+    }
+    return stored
+  }
+
+  private func missingRuns(in range: Range<Int>, present: PresenceMap) -> [Range<Int>] {
+    var runs: [Range<Int>] = []
+    var runStart: Int?
+    for i in range {
+      if present.contains(i) {
+        if let s = runStart { runs.append(s..<i) }
+        runStart = nil
+      } else if runStart == nil {
+        runStart = i
+      }
+    }
+    if let s = runStart { runs.append(s..<range.upperBound) }
+    return runs
+  }
+
+  private func seal(run: Range<Int>, from plaintext: UnsafeRawBufferPointer, base: Int) throws {
+    let lastLength = layout.plaintextLength(run.upperBound - 1)
+    let sealedBytes = (run.count - 1) * layout.slotSize + lastLength + VaultFormat.slotOverhead
+    if sealedBytes > slotsCapacity {
+      slots.deallocate()
+      slots = .allocate(byteCount: sealedBytes, alignment: 64)
+      slotsCapacity = sealedBytes
+    }
+    let from = (run.lowerBound - base) * layout.chunkSize
+    let to = from + (run.count - 1) * layout.chunkSize + lastLength
+    try crypter.seal(
+      plaintext: UnsafeRawBufferPointer(rebasing: plaintext[from..<to]), slots: slots,
+      firstIndex: run.lowerBound, count: run.count, lastLength: lastLength,
+      lastIsFinal: run.upperBound == layout.chunkCount)
+    // Reserve the seals before using the nonces, then write, sync, and only then record.
+    try vault.index.reserveSeals(assetID, generation: generation, count: run.count)
+    try file.write(
+      UnsafeRawBufferPointer(rebasing: slots[0..<sealedBytes]),
+      at: layout.slotOffset(run.lowerBound))
+    try file.sync()
+    try vault.index.recordChunks(assetID, generation: generation, indices: run)
+    vault.count(sealed: run.count)
+  }
+}

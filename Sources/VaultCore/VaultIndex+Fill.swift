@@ -1,0 +1,62 @@
+import Foundation
+import GRDB
+
+extension VaultIndex {
+  /// Counts `count` seals against the asset generation's key before they are used, so the
+  /// cap holds even if the process dies after sealing. One transaction.
+  /// - Throws: ``VaultError/sealLimitReached(asset:)``, or asset damaged if the generation
+  ///   was replaced meanwhile.
+  func reserveSeals(_ id: AssetID, generation: UInt64, count: Int) throws {
+    try writeTransaction { db in
+      let record = try Self.current(db, id, generation)
+      guard record.sealCount + Int64(count) <= VaultFormat.sealLimit else {
+        throw VaultError.sealLimitReached(asset: id.short)
+      }
+      try db.execute(
+        sql: "UPDATE asset SET sealCount = sealCount + ? WHERE id = ?",
+        arguments: [count, Data(id.bytes)])
+    }
+  }
+
+  /// Sets the presence bits of chunks whose slots are written and synced. One transaction.
+  func recordChunks(_ id: AssetID, generation: UInt64, indices: Range<Int>) throws {
+    try writeTransaction { db in
+      var record = try Self.current(db, id, generation)
+      guard var map = record.presenceMap else {
+        throw VaultError.assetDamaged(asset: id.short, reason: "its presence map does not fit")
+      }
+      for i in indices where i < map.chunkCount { map.insert(i) }
+      record.presence = Data(map.bits)
+      record.chunksStored = map.count
+      try record.update(db, columns: ["presence", "chunksStored"])
+    }
+  }
+
+  /// Records a new, empty generation of an asset, replacing any older one (its wrapped key
+  /// goes with it, so its chunks can no longer be opened). Keeps `pinned` and `createdAt`.
+  /// - Returns: the replaced record, if any, so its file can be removed.
+  func replaceGeneration(_ record: AssetRecord) throws -> AssetRecord? {
+    try writeTransaction { db in
+      let old = try AssetRecord.fetchOne(db, key: record.id)
+      var fresh = record
+      if let old {
+        fresh.pinned = old.pinned
+        fresh.createdAt = old.createdAt
+        try old.delete(db)
+      }
+      try fresh.insert(db)
+      return old
+    }
+  }
+
+  private static func current(_ db: Database, _ id: AssetID, _ generation: UInt64) throws
+    -> AssetRecord
+  {
+    guard let record = try AssetRecord.fetchOne(db, key: Data(id.bytes)),
+      UInt64(record.generation) == generation
+    else {
+      throw VaultError.assetDamaged(asset: id.short, reason: "its generation was replaced")
+    }
+    return record
+  }
+}
