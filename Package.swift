@@ -7,6 +7,8 @@ let package = Package(
   products: [
     .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
     .library(name: "VaultCore", targets: ["VaultCore"]),
+    .library(name: "VaultLoader", targets: ["VaultLoader"]),
+    .library(name: "LoopbackOrigin", targets: ["LoopbackOrigin"]),
     .executable(name: "vault", targets: ["vault"]),
   ],
   dependencies: [
@@ -29,10 +31,14 @@ let package = Package(
         "VaultCrypto", "CPosixShims", .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
+    // Range loader: answers byte ranges from the vault, fetches missing chunks from the origin.
+    .target(name: "VaultLoader", dependencies: ["VaultCore"]),
+    // A small HTTP/1.1 origin on loopback that can misbehave on purpose (tests, demo, bench).
+    .target(name: "LoopbackOrigin"),
     .executableTarget(
       name: "vault",
       dependencies: [
-        "VaultCore", "VaultCrypto",
+        "VaultCore", "VaultCrypto", "VaultLoader", "LoopbackOrigin",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -41,6 +47,11 @@ let package = Package(
       name: "VaultCoreTests",
       dependencies: ["VaultCore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")],
       exclude: ["Fixtures"]
+    ),
+    .testTarget(name: "LoopbackOriginTests", dependencies: ["LoopbackOrigin"]),
+    .testTarget(
+      name: "VaultLoaderTests",
+      dependencies: ["VaultLoader", "VaultCore", "LoopbackOrigin"]
     ),
     // Runs the built `vault` binary as a child process, as a user would.
     .testTarget(name: "VaultCLITests", dependencies: ["vault"]),

@@ -1,0 +1,2 @@
+/// Placeholder until the loopback origin lands.
+enum LoopbackOriginPlaceholder {}

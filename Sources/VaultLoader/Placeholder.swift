@@ -1,0 +1,2 @@
+/// Placeholder until the range loader lands.
+enum VaultLoaderPlaceholder {}
