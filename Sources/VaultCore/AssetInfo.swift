@@ -32,6 +32,8 @@ public struct AssetInfo: Sendable, Codable, Equatable {
   public var complete: Bool
   /// Origin URL, for assets that came through the range loader.
   public var originURL: String?
+  /// Origin validator (ETag or Last-Modified) of the stored generation, if any.
+  public var validator: String?
 }
 
 /// Counters a process can read to see what the vault did (tests use them to prove a read
@@ -51,4 +53,10 @@ public struct OperationProgress: Sendable {
   public var bytesDone: UInt64
   /// Total plaintext bytes, when known.
   public var bytesTotal: UInt64?
+
+  /// Creates a progress report.
+  public init(bytesDone: UInt64, bytesTotal: UInt64?) {
+    self.bytesDone = bytesDone
+    self.bytesTotal = bytesTotal
+  }
 }

@@ -18,7 +18,10 @@ public final class AssetReader {
   public private(set) var chunksOpened = 0
 
   let layout: ChunkLayout
-  let presence: PresenceMap
+  /// The stored chunks as of the last ``refreshPresence()`` (or creation).
+  public private(set) var presence: PresenceMap
+  /// The generation this reader reads.
+  public let generation: UInt64
   private let vault: Vault
   private let file: AssetFile
   private let crypter: ChunkCrypter
@@ -37,6 +40,7 @@ public final class AssetReader {
       throw VaultError.assetDamaged(asset: name, reason: "its presence map does not fit its length")
     }
     self.presence = presence
+    generation = UInt64(record.generation)
     metadata = try AssetMetadata.open(
       Array(record.meta), keys: keys, assetID: id, generation: UInt64(record.generation))
     self.vault = vault
@@ -64,6 +68,16 @@ public final class AssetReader {
     SecureMemory.cleanse(chunkBuffer)
     chunkBuffer.deallocate()
     slotBuffer.deallocate()
+  }
+
+  /// Re-reads which chunks are stored (a writer may have added some since).
+  /// - Returns: false if the asset moved to another generation (this reader is then stale).
+  public func refreshPresence() throws -> Bool {
+    guard let record = try vault.index.asset(assetID), UInt64(record.generation) == generation,
+      let map = record.presenceMap
+    else { return false }
+    presence = map
+    return true
   }
 
   /// Reads `count` bytes at `offset`.

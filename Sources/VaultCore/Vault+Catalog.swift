@@ -27,6 +27,16 @@ extension Vault {
     return try assetInfo(record: record, metadata: metadata)
   }
 
+  /// Pins or unpins an asset; pinned assets are never evicted.
+  /// - Throws: ``VaultError/unknownAsset(_:)``.
+  public func setPinned(_ id: AssetID, _ pinned: Bool) throws {
+    guard try index.asset(id) != nil else { throw VaultError.unknownAsset(id.short) }
+    try index.writeTransaction { db in
+      try db.execute(
+        sql: "UPDATE asset SET pinned = ? WHERE id = ?", arguments: [pinned, Data(id.bytes)])
+    }
+  }
+
   /// Removes an asset. The index row holding its wrapped data key is deleted first (one
   /// transaction, securely overwritten), so from that moment its chunks cannot be opened
   /// even if the file survives; then the file is unlinked.

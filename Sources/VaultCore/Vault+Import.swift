@@ -139,7 +139,8 @@ extension Vault {
       lastAccess: Date(timeIntervalSince1970: record.lastAccess),
       createdAt: Date(timeIntervalSince1970: record.createdAt),
       generation: UInt64(record.generation), keyID: record.keyID,
-      complete: record.chunksStored == layout.chunkCount, originURL: metadata.originURL)
+      complete: record.chunksStored == layout.chunkCount, originURL: metadata.originURL,
+      validator: metadata.validator)
   }
 }
 

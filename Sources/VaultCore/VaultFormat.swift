@@ -45,6 +45,10 @@ public enum VaultFormat {
   static let labelMetaKey = "vault v1 meta key"
   static let labelMetaAAD = "vault v1 meta"
   static let labelValidator = "vault v1 validator"
+  /// HKDF info deriving the config key from the naming key (sealed `config` rows).
+  static let labelConfigKey = "vault v1 config key"
+  /// AAD prefix of a sealed `config` value: `label ‖ 0x00 ‖ key name`.
+  static let labelConfigAAD = "vault v1 config"
   static let chunkAADMagic: [UInt8] = Array("VCHK".utf8)
 
   /// Whether `size` is an allowed chunk size.

@@ -64,6 +64,14 @@ final class VaultIndex: Sendable {
         t.column("lastAccess", .double).notNull()
       }
     }
+    // Sealed vault-wide settings (cache-key rules, later eviction limits): one row per key
+    // name, the value sealed under the config key (Vault+Config.swift, FORMAT.md §5).
+    migrator.registerMigration("v2-config") { db in
+      try db.create(table: "config") { t in
+        t.primaryKey("key", .text)
+        t.column("value", .blob).notNull()
+      }
+    }
     return migrator
   }
 

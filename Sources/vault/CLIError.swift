@@ -27,6 +27,22 @@ func reportingErrors(_ body: () throws -> Void) throws {
   }
 }
 
+/// The async form of ``reportingErrors(_:)``.
+func reportingErrorsAsync(_ body: () async throws -> Void) async throws {
+  installInterruptHandler()
+  do {
+    try await body()
+  } catch let error as ExitCode {
+    throw error
+  } catch let error as VaultError {
+    printError(error.description)
+    throw ExitCode.failure
+  } catch {
+    printError("\(error)")
+    throw ExitCode.failure
+  }
+}
+
 func printError(_ message: String) {
   FileHandle.standardError.write(Data("vault: error: \(message)\n".utf8))
 }

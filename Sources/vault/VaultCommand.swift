@@ -4,22 +4,26 @@ import VaultCore
 
 /// The `vault` command: an encrypted offline media vault.
 @main
-struct VaultCommand: ParsableCommand {
+struct VaultCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "vault",
     abstract: "An encrypted offline media vault: media sealed per chunk with ChaCha20-Poly1305.",
     version: "0.1.0",
     subcommands: [
       Demo.self, Init.self, Import.self, Export.self, List.self, Info.self, Verify.self,
-      Remove.self, Bench.self,
+      Remove.self, Fetch.self, Prefetch.self, KeyOf.self, Config.self, Bench.self,
     ])
 
   /// Parses and runs like ArgumentParser's default, but every error is one line on stderr
   /// (`vault: error: ...`): usage errors do not print the usage block; `--help` still does.
-  static func main() {
+  static func main() async {
     do {
       var command = try parseAsRoot()
-      try command.run()
+      if var asyncCommand = command as? AsyncParsableCommand {
+        try await asyncCommand.run()
+      } else {
+        try command.run()
+      }
     } catch {
       let code = exitCode(for: error)
       if code == .success {

@@ -1,2 +1,0 @@
-/// Placeholder until the loopback origin lands.
-enum LoopbackOriginPlaceholder {}

@@ -1,0 +1,181 @@
+import Foundation
+import VaultCore
+
+/// The bytes of one read, in order, as pieces of at most one chunk. Pull-based: the next
+/// piece is fetched (or opened from the vault) only when asked for.
+public struct LoaderRead: AsyncSequence, Sendable {
+  public typealias Element = [UInt8]
+
+  let loader: RangeLoader
+  let url: URL
+  let contentID: String?
+  let start: UInt64
+  let end: UInt64?
+
+  public func makeAsyncIterator() -> Iterator {
+    Iterator(
+      session: ReadSession(loader: loader, url: url, contentID: contentID, start: start, end: end))
+  }
+
+  /// Iterates the pieces of a ``LoaderRead``.
+  public struct Iterator: AsyncIteratorProtocol {
+    let session: ReadSession
+
+    public mutating func next() async throws -> [UInt8]? {
+      try await session.next()
+    }
+  }
+}
+
+/// One reader's progress. Fields the actor reads (`id`, `assetID`, `generation`, `end`) are
+/// set by the iterator before it calls the actor and not changed during the call; the
+/// iterator is used by one task at a time (hence `@unchecked Sendable`).
+final class ReadSession: @unchecked Sendable {
+  private static let counter = LockedCounter()
+  let id: Int
+  let loader: RangeLoader
+  let url: URL
+  let contentID: String?
+  let start: UInt64
+  private let requestedEnd: UInt64?
+  private(set) var end: UInt64 = 0
+  private(set) var assetID: AssetID?
+  private(set) var generation: UInt64 = 0
+  private var chunkSize = 1
+  private var length: UInt64 = 0
+  private var position: UInt64
+  private var prepared = false
+  private var yielded = false
+  private var restarts = 0
+  private var done = false
+  private var reader: AssetReader?
+  /// Chunks already stored when the read started: what it got "from the cache".
+  private var storedAtStart: PresenceMap?
+
+  init(loader: RangeLoader, url: URL, contentID: String?, start: UInt64, end: UInt64?) {
+    id = Self.counter.next()
+    self.loader = loader
+    self.url = url
+    self.contentID = contentID
+    self.start = start
+    requestedEnd = end
+    position = start
+  }
+
+  deinit {
+    if !done, assetID != nil {
+      let (loader, id, asset) = (loader, id, assetID)
+      Task { await loader.abandon(session: id, entry: asset) }
+    }
+  }
+
+  /// The last chunk this read wants.
+  func lastChunk(_ chunkSize: Int) -> Int { Int(end / UInt64(chunkSize)) }
+
+  func next() async throws -> [UInt8]? {
+    guard !done else { return nil }
+    do {
+      return try await step()
+    } catch {
+      await finish()
+      if error is CancellationError { throw error }
+      throw error
+    }
+  }
+
+  private func step() async throws -> [UInt8]? {
+    while true {
+      if !prepared { try await prepare() }
+      if length == 0 || position > end {
+        await finish()
+        return nil
+      }
+      let index = Int(position / UInt64(chunkSize))
+      do {
+        try await loader.ensureStored(try assetIDValue(), index, session: self)
+      } catch is GenerationChanged {
+        // The origin changed: restart on the new version, unless bytes of the old one are out.
+        restarts += 1
+        if yielded || restarts > 3 { throw LoaderError.originChanged(url: url.absoluteString) }
+        prepared = false
+        reader = nil
+        continue
+      }
+      let piece = try readStored(index)
+      yielded = true
+      position += UInt64(piece.count)
+      await loader.noteDelivered(piece.count, fromCache: storedAtStart?.contains(index) ?? false)
+      if position <= end, Int(position / UInt64(chunkSize)) != index {
+        await loader.passed(self, chunk: index + 1)
+      }
+      return piece
+    }
+  }
+
+  private func prepare() async throws {
+    let (asset, length, chunkSize, generation, stored) = try await loader.prepare(self)
+    storedAtStart = stored
+    self.assetID = asset
+    self.length = length
+    self.chunkSize = chunkSize
+    self.generation = generation
+    if length == 0 {
+      guard start == 0, requestedEnd == nil else {
+        throw LoaderError.rangeNotSatisfiable(start: start, end: requestedEnd, length: 0)
+      }
+    } else {
+      guard start < length, requestedEnd.map({ $0 >= start }) ?? true else {
+        throw LoaderError.rangeNotSatisfiable(start: start, end: requestedEnd, length: length)
+      }
+      end = min(requestedEnd ?? (length - 1), length - 1)
+    }
+    prepared = true
+  }
+
+  private func assetIDValue() throws -> AssetID {
+    guard let assetID else { throw LoaderError.vault("read used before it was prepared") }
+    return assetID
+  }
+
+  /// Opens the chunk from the vault and slices the part this read wants.
+  private func readStored(_ index: Int) throws -> [UInt8] {
+    do {
+      if reader == nil || reader?.generation != generation {
+        reader = try loader.vault.reader(for: try assetIDValue())
+      }
+      guard let reader else { throw LoaderError.vault("no reader") }
+      guard reader.generation == generation else {
+        throw LoaderError.originChanged(url: url.absoluteString)
+      }
+      if !reader.presence.contains(index) {
+        guard try reader.refreshPresence() else {
+          throw LoaderError.originChanged(url: url.absoluteString)
+        }
+      }
+      let chunkEnd = min(UInt64(index + 1) * UInt64(chunkSize), length) - 1
+      let last = min(chunkEnd, end)
+      return try reader.read(offset: position, count: Int(last - position + 1))
+    } catch let error as VaultError {
+      throw LoaderError.vault(error.description)
+    }
+  }
+
+  private func finish() async {
+    guard !done else { return }
+    done = true
+    await loader.abandon(session: id, entry: assetID)
+  }
+}
+
+/// A process-wide counter for session ids.
+final class LockedCounter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value = 0
+
+  func next() -> Int {
+    lock.withLock {
+      value += 1
+      return value
+    }
+  }
+}

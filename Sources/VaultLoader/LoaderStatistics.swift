@@ -1,0 +1,16 @@
+/// What a ``RangeLoader`` did since it was created.
+public struct LoaderStatistics: Sendable, Equatable {
+  /// Requests sent to origins (probes included).
+  public var originRequests = 0
+  /// Body bytes received from origins.
+  public var bytesFromOrigin: UInt64 = 0
+  /// Bytes delivered to readers (all of them come out of the vault).
+  public var bytesDelivered: UInt64 = 0
+  /// Delivered bytes whose chunks were already stored when the read asked for them.
+  public var bytesFromCache: UInt64 = 0
+  /// Chunks sealed and recorded from origin bodies.
+  public var chunksStored = 0
+
+  /// Creates empty statistics.
+  public init() {}
+}

@@ -1,2 +1,0 @@
-/// Placeholder until the range loader lands.
-enum VaultLoaderPlaceholder {}

@@ -1,0 +1,523 @@
+import Foundation
+import VaultCore
+
+/// Answers byte ranges of origin resources from the vault, fetching only missing chunks.
+///
+/// - Each run of missing chunks becomes one chunk-aligned origin request whose body is
+///   sealed and recorded as it arrives; readers get each chunk as soon as it is stored.
+/// - Single-flight: readers of the same missing chunk share one origin request; a request
+///   nobody waits for any more is cancelled (chunks already stored are kept).
+/// - Every range request carries `If-Range` with the stored validator. A 200 answer with a
+///   new validator or length starts a new generation of the asset; a reader that already
+///   delivered bytes of the old version fails with ``LoaderError/originChanged(url:)``
+///   rather than mixing versions.
+/// - An origin that ignores `Range` is streamed from byte 0; every complete chunk on the way
+///   is stored.
+/// - Offline mode serves only what is stored.
+public actor RangeLoader {
+  /// The vault bytes are kept in.
+  public nonisolated let vault: Vault
+  /// Whether the loader may contact origins.
+  public nonisolated let offline: Bool
+  let origin: any Origin
+  var entries: [AssetID: LoaderEntry] = [:]
+  var probes: [AssetID: Task<LoaderEntry, any Error>] = [:]
+  var stats = LoaderStatistics()
+  var serial = 0
+  /// A reader more than this many chunks ahead of a fetch starts its own (a seek).
+  let joinWindow = 4
+  /// Attempts per fetch without progress before it fails.
+  let attempts = 4
+
+  /// Creates a loader.
+  /// - Parameters:
+  ///   - vault: where bytes are kept.
+  ///   - origin: how missing bytes are fetched (default: URLSession).
+  ///   - offline: serve only what is stored.
+  public init(vault: Vault, origin: any Origin = HTTPOrigin(), offline: Bool = false) {
+    self.vault = vault
+    self.origin = origin
+    self.offline = offline
+  }
+
+  /// What the loader has done so far.
+  public var statistics: LoaderStatistics { stats }
+
+  /// The asset id a URL (or an explicit content id, which overrides it) maps to.
+  public nonisolated func assetID(for url: URL, contentID: String? = nil) throws -> AssetID {
+    try LoaderIdentity.resolve(vault: vault, url: url, contentID: contentID).id
+  }
+
+  /// Length, type, range support and validator of a resource: from the vault when stored,
+  /// else probed with `GET Range: bytes=0-1`.
+  public func contentInfo(for url: URL, contentID: String? = nil) async throws -> ContentInfo {
+    try await entry(url: url, contentID: contentID).info
+  }
+
+  /// Reads bytes `start...end` (inclusive; `end` nil means to the end of the resource).
+  /// The sequence pulls: a slow consumer slows the read, one that stops early releases its
+  /// claim on the origin request.
+  public nonisolated func read(
+    _ url: URL, contentID: String? = nil, from start: UInt64 = 0, through end: UInt64? = nil
+  ) -> LoaderRead {
+    LoaderRead(loader: self, url: url, contentID: contentID, start: start, end: end)
+  }
+
+  /// Warms the first `bytes` (nil: all) of a resource; with `pin`, the asset is pinned so
+  /// eviction never removes it (for offline use).
+  /// - Returns: the bytes now stored for that range.
+  @discardableResult
+  public func prefetch(
+    _ url: URL, contentID: String? = nil, bytes: UInt64? = nil, pin: Bool = false
+  ) async throws -> UInt64 {
+    let info = try await entry(url: url, contentID: contentID).info
+    let end = min(bytes ?? info.length, info.length)
+    var total: UInt64 = 0
+    if end > 0 {
+      for try await piece in read(url, contentID: contentID, from: 0, through: end - 1) {
+        total += UInt64(piece.count)
+      }
+    }
+    if pin {
+      try mapVault { try vault.setPinned(try assetID(for: url, contentID: contentID), true) }
+    }
+    return total
+  }
+
+  // MARK: Entries
+
+  func entry(url: URL, contentID: String?) async throws -> LoaderEntry {
+    let (identity, id) = try LoaderIdentity.resolve(vault: vault, url: url, contentID: contentID)
+    if let entry = entries[id] { return entry }
+    if let probe = probes[id] { return try await probe.value }
+    let probe = Task {
+      try await self.makeEntry(id: id, identity: identity, url: url, contentID: contentID)
+    }
+    probes[id] = probe
+    defer { probes[id] = nil }
+    let entry = try await probe.value
+    entries[id] = entry
+    return entry
+  }
+
+  private func makeEntry(
+    id: AssetID, identity: AssetIdentity, url: URL, contentID: String?
+  ) async throws -> LoaderEntry {
+    let name =
+      contentID ?? (url.lastPathComponent.isEmpty ? url.absoluteString : url.lastPathComponent)
+    if let stored = try? vault.info(id), let reader = try? vault.reader(for: id) {
+      let info = ContentInfo(
+        length: stored.size, contentType: stored.contentType, acceptsRanges: true,
+        validator: stored.validator)
+      return LoaderEntry(
+        id: id, identity: identity, url: url, name: name, info: info,
+        generation: stored.generation, presence: reader.presence, chunkSize: stored.chunkSize)
+    }
+    guard !offline else {
+      throw LoaderError.offlineMissing(url: url.absoluteString, start: 0, end: 0)
+    }
+    let info = try await probe(url)
+    let writer = try mapVault {
+      try vault.beginFill(
+        identity: identity, length: info.length, validator: info.validator,
+        metadata: AssetMetadata(
+          name: name, contentType: info.contentType, originURL: url.absoluteString))
+    }
+    let entry = LoaderEntry(
+      id: id, identity: identity, url: url, name: name, info: info,
+      generation: writer.generation, presence: try mapVault { try writer.presence() },
+      chunkSize: writer.chunkSize)
+    entry.writer = writer
+    return entry
+  }
+
+  /// `GET Range: bytes=0-1`: 206 gives the length from Content-Range; 200 means the origin
+  /// ignores ranges (length from Content-Length); the body is not kept.
+  func probe(_ url: URL) async throws -> ContentInfo {
+    stats.originRequests += 1
+    let response = try await origin.send(OriginRequest(url: url, rangeStart: 0, rangeEnd: 1))
+    defer { response.cancel() }
+    let type = response.header("content-type")
+    switch response.status {
+    case 206:
+      guard let range = response.header("content-range").flatMap(ContentRange.init),
+        let total = range.total
+      else {
+        throw LoaderError.originMisbehaved(
+          url: url.absoluteString, reason: "206 without a usable Content-Range")
+      }
+      return ContentInfo(
+        length: total, contentType: type, acceptsRanges: true, validator: response.validator)
+    case 200:
+      guard let length = response.header("content-length").flatMap({ UInt64($0) }) else {
+        throw LoaderError.originMisbehaved(
+          url: url.absoluteString, reason: "no length (Content-Length) given")
+      }
+      return ContentInfo(
+        length: length, contentType: type, acceptsRanges: false, validator: response.validator)
+    case 416:
+      // Only an empty resource cannot satisfy bytes=0-1.
+      if let range = response.header("content-range").flatMap(ContentRange.init), range.total == 0 {
+        return ContentInfo(
+          length: 0, contentType: type, acceptsRanges: true, validator: response.validator)
+      }
+      throw LoaderError.originStatus(url: url.absoluteString, status: 416)
+    default:
+      throw LoaderError.originStatus(url: url.absoluteString, status: response.status)
+    }
+  }
+
+  // MARK: Waiting for chunks
+
+  /// Resolves the session's resource: its entry, length and generation.
+  func prepare(_ session: ReadSession) async throws -> (
+    id: AssetID, length: UInt64, chunkSize: Int, generation: UInt64, stored: PresenceMap
+  ) {
+    let entry = try await entry(url: session.url, contentID: session.contentID)
+    return (entry.id, entry.info.length, entry.chunkSize, entry.generation, entry.presence)
+  }
+
+  /// Returns once chunk `index` is stored, starting or joining a fetch.
+  func ensureStored(_ id: AssetID, _ index: Int, session: ReadSession) async throws {
+    guard let entry = entries[id] else { throw GenerationChanged() }
+    if entry.presence.contains(index) { return }
+    guard entry.generation == session.generation else { throw GenerationChanged() }
+    guard !offline else {
+      let end = (index + 1) * entry.chunkSize - 1
+      throw LoaderError.offlineMissing(
+        url: entry.url.absoluteString, start: UInt64(index * entry.chunkSize),
+        end: min(UInt64(end), entry.info.length - 1))
+    }
+    let fetch: Fetch
+    if let existing = entry.fetches.first(where: {
+      $0.covers(index) && index - $0.next <= joinWindow
+    }) {
+      fetch = existing
+    } else {
+      fetch = startFetch(entry, from: index, lastWanted: session.lastChunk(entry.chunkSize))
+    }
+    fetch.interest.insert(session.id)
+    let sessionID = session.id
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
+        if entry.presence.contains(index) {
+          continuation.resume()
+        } else {
+          entry.waiters[index, default: []].append(
+            Waiter(session: sessionID, continuation: continuation))
+        }
+      }
+    } onCancel: {
+      Task { await self.abandon(session: sessionID, entry: id) }
+    }
+  }
+
+  /// A reader stopped (finished, cancelled or dropped): it waits for nothing any more, and
+  /// fetches nobody else waits for are cancelled.
+  func abandon(session: Int, entry id: AssetID?) {
+    guard let entry = id.flatMap({ entries[$0] }) else { return }
+    for (index, list) in entry.waiters {
+      let (mine, others) = (
+        list.filter { $0.session == session }, list.filter { $0.session != session }
+      )
+      for waiter in mine { waiter.continuation.resume(throwing: CancellationError()) }
+      entry.waiters[index] = others.isEmpty ? nil : others
+    }
+    for fetch in entry.fetches where fetch.interest.remove(session) != nil && fetch.interest.isEmpty
+    {
+      cancel(fetch, in: entry)
+    }
+  }
+
+  /// The reader moved past chunk `index`: fetches that end before it no longer serve it.
+  func passed(_ session: ReadSession, chunk index: Int) {
+    guard let entry = session.assetID.flatMap({ entries[$0] }) else { return }
+    for fetch in entry.fetches where fetch.end <= index && fetch.interest.contains(session.id) {
+      fetch.interest.remove(session.id)
+      if fetch.interest.isEmpty { cancel(fetch, in: entry) }
+    }
+  }
+
+  func noteDelivered(_ bytes: Int, fromCache: Bool) {
+    stats.bytesDelivered += UInt64(bytes)
+    if fromCache { stats.bytesFromCache += UInt64(bytes) }
+  }
+
+  private func cancel(_ fetch: Fetch, in entry: LoaderEntry) {
+    fetch.cancelled = true
+    fetch.task?.cancel()
+    entry.fetches.removeAll { $0 === fetch }
+  }
+
+  // MARK: Fetching
+
+  private func startFetch(_ entry: LoaderEntry, from index: Int, lastWanted: Int) -> Fetch {
+    var end = min(lastWanted + 1, entry.chunkCount)
+    // Stop at the next stored chunk or the next fetch's start: never fetch a byte twice.
+    if let stored = (index..<end).first(where: { entry.presence.contains($0) }) { end = stored }
+    for other in entry.fetches where other.next > index && other.next < end { end = other.next }
+    // A fetch whose range we now start inside stops where we begin (a seek forward).
+    for other in entry.fetches where other.covers(index) { other.end = index }
+    serial += 1
+    let fetch = Fetch(serial: serial, start: index, end: max(end, index + 1))
+    entry.fetches.append(fetch)
+    fetch.task = Task { await self.run(fetch, entry) }
+    return fetch
+  }
+
+  private func run(_ fetch: Fetch, _ entry: LoaderEntry) async {
+    var failures = 0
+    var lastError: any Error = LoaderError.transport(
+      url: entry.url.absoluteString, reason: "no attempt made")
+    while fetch.next < fetch.end && !fetch.cancelled && !Task.isCancelled {
+      let progressBefore = fetch.next
+      do {
+        try await attempt(fetch, entry)
+      } catch is CancellationError {
+        break
+      } catch let error as GenerationChanged {
+        fail(entry, error)
+        return
+      } catch {
+        lastError = error
+      }
+      if fetch.next == progressBefore {
+        failures += 1
+        if failures >= attempts || !isRetryable(lastError) {
+          finish(fetch, entry, failing: lastError)
+          return
+        }
+        try? await Task.sleep(nanoseconds: UInt64(100_000_000) << UInt64(failures - 1))
+      } else {
+        failures = 0
+      }
+    }
+    finish(fetch, entry, failing: nil)
+  }
+
+  private func isRetryable(_ error: any Error) -> Bool {
+    switch error {
+    case LoaderError.transport, LoaderError.originStatus(_, 500...599): return true
+    case LoaderError.originMisbehaved(_, let reason): return reason.hasPrefix("body ended")
+    default: return false
+    }
+  }
+
+  /// One origin request for chunks [fetch.next, fetch.end).
+  private func attempt(_ fetch: Fetch, _ entry: LoaderEntry) async throws {
+    let chunk = UInt64(entry.chunkSize)
+    let start = UInt64(fetch.next) * chunk
+    let last = min(UInt64(fetch.end) * chunk, entry.info.length) - 1
+    let url = entry.url.absoluteString
+    let request =
+      entry.info.acceptsRanges
+      ? OriginRequest(
+        url: entry.url, rangeStart: start, rangeEnd: last, ifRange: entry.info.validator)
+      : OriginRequest(url: entry.url)
+    stats.originRequests += 1
+    let response = try await origin.send(request)
+    defer { response.cancel() }
+    var bodyStart: UInt64 = 0
+    switch response.status {
+    case 206:
+      guard let range = response.header("content-range").flatMap(ContentRange.init),
+        let rangeStart = range.start, let rangeEnd = range.end
+      else {
+        throw LoaderError.originMisbehaved(url: url, reason: "206 without a usable Content-Range")
+      }
+      guard range.total == nil || range.total == entry.info.length else {
+        try await switchGeneration(entry, response: response, length: range.total)
+        throw GenerationChanged()
+      }
+      guard rangeStart == start, rangeEnd <= last, rangeEnd >= start else {
+        throw LoaderError.originMisbehaved(
+          url: url,
+          reason: "asked for bytes \(start)-\(last), Content-Range says \(rangeStart)-\(rangeEnd)")
+      }
+      bodyStart = start
+    case 200:
+      let length = response.header("content-length").flatMap { UInt64($0) }
+      let changed =
+        (length != nil && length != entry.info.length)
+        || (entry.info.validator != nil && response.validator != nil
+          && response.validator != entry.info.validator)
+      if changed {
+        try await switchGeneration(entry, response: response, length: length)
+        throw GenerationChanged()
+      }
+      // The origin ignores Range: stream from byte 0 and keep every chunk on the way.
+      entry.info.acceptsRanges = false
+      bodyStart = 0
+    case 416:
+      try await switchGeneration(entry, response: response, length: nil)
+      throw GenerationChanged()
+    default:
+      throw LoaderError.originStatus(url: url, status: response.status)
+    }
+    try await stream(response, from: bodyStart, into: fetch, entry, limit: last + 1)
+  }
+
+  /// Receives the body on its own task and stores whole chunks as they complete.
+  private func stream(
+    _ response: OriginResponse, from bodyStart: UInt64, into fetch: Fetch, _ entry: LoaderEntry,
+    limit: UInt64
+  ) async throws {
+    let firstChunk = bodyStart == 0 && !entry.info.acceptsRanges ? 0 : fetch.next
+    let assembler = ChunkAssembler(
+      chunkSize: entry.chunkSize, length: entry.info.length, bodyStart: bodyStart,
+      firstChunk: firstChunk, limit: limit)
+    let body = response.body
+    let receiver = Task.detached {
+      do {
+        for try await piece in body {
+          if !assembler.append(piece) { break }
+        }
+        assembler.finish(error: nil)
+      } catch {
+        assembler.finish(error: error)
+      }
+    }
+    defer { receiver.cancel() }
+    while let batch = await assembler.nextBatch() {
+      try await store(batch, entry)
+      if fetch.cancelled || Task.isCancelled { break }
+      if batch.firstIndex + chunksIn(batch, entry) >= fetch.end { break }
+    }
+    stats.bytesFromOrigin += assembler.received
+    if fetch.next < fetch.end && !fetch.cancelled && !Task.isCancelled {
+      if let error = assembler.error { throw mapTransport(error, entry) }
+      throw LoaderError.originMisbehaved(
+        url: entry.url.absoluteString,
+        reason: "body ended at byte \(assembler.position) before the promised end")
+    }
+  }
+
+  private func chunksIn(_ batch: ChunkAssembler.Batch, _ entry: LoaderEntry) -> Int {
+    (batch.bytes.count + entry.chunkSize - 1) / entry.chunkSize
+  }
+
+  private func mapTransport(_ error: any Error, _ entry: LoaderEntry) -> any Error {
+    if error is LoaderError { return error }
+    return LoaderError.transport(url: entry.url.absoluteString, reason: "\(error)")
+  }
+
+  /// Seals and records a batch on the entry's store queue, then wakes its readers.
+  private func store(_ batch: ChunkAssembler.Batch, _ entry: LoaderEntry) async throws {
+    let generation = entry.generation
+    let vault = self.vault
+    let identity = entry.identity
+    let info = entry.info
+    let name = entry.name
+    let url = entry.url.absoluteString
+    let stored: Int = try await withCheckedThrowingContinuation { continuation in
+      let job = StoreJob(entry: entry, batch: batch)
+      entry.storeQueue.async {
+        do {
+          if job.entry.writer == nil {
+            job.entry.writer = try vault.beginFill(
+              identity: identity, length: info.length, validator: info.validator,
+              metadata: AssetMetadata(name: name, contentType: info.contentType, originURL: url))
+          }
+          guard let writer = job.entry.writer, writer.generation == generation else {
+            throw GenerationChanged()
+          }
+          let count = try job.batch.bytes.withUnsafeBytes {
+            try writer.store(firstIndex: job.batch.firstIndex, plaintext: $0)
+          }
+          continuation.resume(returning: count)
+        } catch {
+          continuation.resume(throwing: error)
+        }
+      }
+    }
+    guard entry.generation == generation else { throw GenerationChanged() }
+    stats.chunksStored += stored
+    let count = chunksIn(batch, entry)
+    for index in batch.firstIndex..<(batch.firstIndex + count) {
+      entry.presence.insert(index)
+      for waiter in entry.waiters.removeValue(forKey: index) ?? [] { waiter.continuation.resume() }
+    }
+    for fetch in entry.fetches
+    where fetch.next >= batch.firstIndex && fetch.next < batch.firstIndex + count {
+      fetch.next = batch.firstIndex + count
+    }
+  }
+
+  /// The origin has a new version: start a new generation (new key, empty), and fail every
+  /// reader waiting on the old one (they decide whether they can restart).
+  private func switchGeneration(_ entry: LoaderEntry, response: OriginResponse, length: UInt64?)
+    async throws
+  {
+    // What the new version is: from this response when it says, else probe again.
+    let info: ContentInfo
+    if let newLength = length ?? response.header("content-length").flatMap({ UInt64($0) }),
+      response.status != 416
+    {
+      info = ContentInfo(
+        length: newLength, contentType: response.header("content-type"), acceptsRanges: true,
+        validator: response.validator)
+    } else {
+      info = try await probe(entry.url)
+    }
+    entries[entry.id] = nil
+    fail(entry, GenerationChanged())
+    // Record the new generation before anyone reads again, so no reader reloads the old one.
+    let vault = self.vault
+    let (identity, name, url) = (entry.identity, entry.name, entry.url.absoluteString)
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<Void, any Error>) in
+      let job = StoreJob(entry: entry, batch: ChunkAssembler.Batch(firstIndex: 0, bytes: []))
+      entry.storeQueue.async {
+        job.entry.writer = nil  // release the old generation's writer lock first
+        do {
+          _ = try vault.beginFill(
+            identity: identity, length: info.length, validator: info.validator,
+            metadata: AssetMetadata(name: name, contentType: info.contentType, originURL: url))
+          continuation.resume()
+        } catch {
+          continuation.resume(throwing: error)
+        }
+      }
+    }
+  }
+
+  private func fail(_ entry: LoaderEntry, _ error: any Error) {
+    for (_, list) in entry.waiters {
+      for waiter in list { waiter.continuation.resume(throwing: error) }
+    }
+    entry.waiters = [:]
+    for fetch in entry.fetches {
+      fetch.cancelled = true
+      fetch.task?.cancel()
+    }
+    entry.fetches = []
+    if entries[entry.id] === entry { entries[entry.id] = nil }
+  }
+
+  private func finish(_ fetch: Fetch, _ entry: LoaderEntry, failing error: (any Error)?) {
+    entry.fetches.removeAll { $0 === fetch }
+    guard let error else { return }
+    // Wake readers waiting on chunks this fetch was to deliver.
+    for index in fetch.next..<max(fetch.next, fetch.end) {
+      for waiter in entry.waiters.removeValue(forKey: index) ?? [] {
+        waiter.continuation.resume(throwing: error)
+      }
+    }
+  }
+
+  func mapVault<T>(_ body: () throws -> T) throws -> T {
+    do {
+      return try body()
+    } catch let error as VaultError {
+      throw LoaderError.vault(error.description)
+    }
+  }
+}
+
+/// Carries an entry and a batch onto the store queue (the queue is the only user of the
+/// entry's writer, so handing the reference over is race-free).
+private struct StoreJob: @unchecked Sendable {
+  let entry: LoaderEntry
+  let batch: ChunkAssembler.Batch
+}

@@ -1,0 +1,64 @@
+import Foundation
+import LoopbackOrigin
+import Testing
+import VaultCore
+import VaultLoader
+
+/// A vault (16 KiB chunks, demo key) plus a loopback origin, torn down together.
+struct LoaderFixture {
+  let directory: String
+  let vault: Vault
+  let origin: LoopbackOrigin
+  let loader: RangeLoader
+  static let chunk = 16_384
+
+  init(
+    offline: Bool = false, origin: LoopbackOrigin? = nil, vault: Vault? = nil,
+    directory: String? = nil
+  ) throws {
+    let dir =
+      directory
+      ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+        "vault-loader-\(UUID().uuidString)"
+      ).path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    self.directory = dir
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent()
+      .deletingLastPathComponent().path
+    let key = try KeyFile.read(at: root + "/Keys/demo.key")
+    self.vault =
+      try vault ?? Vault.create(at: dir + "/vault", masterKey: key, chunkSize: Self.chunk)
+    self.origin = try origin ?? LoopbackOrigin()
+    loader = RangeLoader(vault: self.vault, origin: HTTPOrigin(idleTimeout: 5), offline: offline)
+  }
+
+  /// Reads a range through the loader and collects it.
+  func read(
+    _ path: String, from start: UInt64 = 0, through end: UInt64? = nil, contentID: String? = nil
+  ) async throws
+    -> [UInt8]
+  {
+    var out: [UInt8] = []
+    for try await piece in loader.read(
+      origin.url(path), contentID: contentID, from: start, through: end)
+    {
+      out += piece
+    }
+    return out
+  }
+
+  func cleanup() {
+    origin.stop()
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+}
+
+/// Deterministic bytes.
+func media(_ count: Int, seed: UInt64) -> [UInt8] {
+  var state = seed &+ 0x9E37_79B9_7F4A_7C15
+  return (0..<count).map { _ in
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return UInt8(truncatingIfNeeded: state >> 33)
+  }
+}
