@@ -54,7 +54,7 @@ let package = Package(
       dependencies: ["VaultLoader", "VaultCore", "LoopbackOrigin"]
     ),
     // Runs the built `vault` binary as a child process, as a user would.
-    .testTarget(name: "VaultCLITests", dependencies: ["vault"]),
+    .testTarget(name: "VaultCLITests", dependencies: ["vault", "LoopbackOrigin"]),
   ],
   swiftLanguageModes: [.v6]
 )
