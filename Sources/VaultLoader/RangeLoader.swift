@@ -228,6 +228,21 @@ public actor RangeLoader {
     {
       cancel(fetch, in: entry)
     }
+    resumeOrphans(entry)
+  }
+
+  /// Safety net: readers still waiting on chunks that no live fetch will deliver get a new
+  /// fetch, so no reader can wait forever. (The join window makes this unreachable today:
+  /// a seek shortens a fetch only beyond the chunks its readers wait on.)
+  private func resumeOrphans(_ entry: LoaderEntry) {
+    guard entries[entry.id] === entry, !offline else { return }
+    let orphans = entry.waiters.keys.sorted().filter { index in
+      !entry.presence.contains(index) && !entry.fetches.contains { $0.covers(index) }
+    }
+    guard let first = orphans.first else { return }
+    let sessions = Set(orphans.flatMap { entry.waiters[$0]?.map(\.session) ?? [] })
+    let fetch = startFetch(entry, from: first, lastWanted: orphans.last ?? first)
+    fetch.interest.formUnion(sessions)
   }
 
   /// The reader moved past chunk `index`: fetches that end before it no longer serve it.
@@ -497,7 +512,10 @@ public actor RangeLoader {
 
   private func finish(_ fetch: Fetch, _ entry: LoaderEntry, failing error: (any Error)?) {
     entry.fetches.removeAll { $0 === fetch }
-    guard let error else { return }
+    guard let error else {
+      resumeOrphans(entry)
+      return
+    }
     // Wake readers waiting on chunks this fetch was to deliver.
     for index in fetch.next..<max(fetch.next, fetch.end) {
       for waiter in entry.waiters.removeValue(forKey: index) ?? [] {

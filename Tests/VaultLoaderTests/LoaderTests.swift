@@ -154,3 +154,35 @@ struct LoaderCacheKeyTests {
     #expect(!files.contains { $0.contains("song") || $0.contains("localhost") })
   }
 }
+
+@Suite("Single-flight hand-offs")
+struct HandOffTests {
+  @Test(
+    "a reader whose fetch was cut short by another's seek still gets its bytes when that seeker leaves"
+  )
+  func seekThenLeave() async throws {
+    let f = try LoaderFixture()
+    defer { f.cleanup() }
+    let chunk = LoaderFixture.chunk
+    let source = media(64 * chunk, seed: 50)
+    f.origin.serve("/h.bin", bytes: source, etag: "\"h\"")
+    f.origin.setBehaviors([.trickle(bytesPerSecond: 2 << 20)], for: "/h.bin")
+    _ = try await f.loader.contentInfo(for: f.origin.url("/h.bin"))
+    // Reader A reads everything from chunk 0; reader B starts inside A's fetch, far ahead,
+    // which shortens A's fetch, then B leaves after one piece.
+    let a = Task { try await f.read("/h.bin", from: 0) }
+    try await Task.sleep(nanoseconds: 100_000_000)
+    for try await _ in f.loader.read(f.origin.url("/h.bin"), from: UInt64(40 * chunk)) { break }
+    let got = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+      group.addTask { try await a.value }
+      group.addTask {
+        try await Task.sleep(nanoseconds: 30_000_000_000)
+        return nil
+      }
+      let first = try await group.next() ?? nil
+      group.cancelAll()
+      return first
+    }
+    #expect(got == source, "reader A did not finish (hung or wrong bytes)")
+  }
+}
