@@ -14,6 +14,8 @@ final class LoaderEntry: @unchecked Sendable {
   var presence: PresenceMap
   var fetches: [Fetch] = []
   var waiters: [Int: [Waiter]] = [:]
+  /// The chunk each reader is at, so a fetch does not run far ahead of all its readers.
+  var readerPositions: [Int: Int] = [:]
   /// Holds the asset's writer lock once a fetch needed it; used on `storeQueue` only.
   nonisolated(unsafe) var writer: AssetWriter?
   let storeQueue: DispatchQueue
@@ -48,6 +50,8 @@ final class Fetch {
   var interest: Set<Int> = []
   var task: Task<Void, Never>?
   var cancelled = false
+  /// The last chunk its readers want; a window that ends before it may be continued.
+  var lastWanted = 0
 
   init(serial: Int, start: Int, end: Int) {
     self.serial = serial

@@ -28,6 +28,10 @@ public actor RangeLoader {
   let joinWindow = 4
   /// Attempts per fetch without progress before it fails.
   let attempts = 4
+  /// How far (bytes) a fetch may run ahead of the furthest reader it serves before it
+  /// stops; a reader that catches up starts a new one. Bounds what a slow or paused player
+  /// downloads, without throttling one that keeps up.
+  let readAhead = 8 << 20
 
   /// Creates a loader.
   /// - Parameters:
@@ -90,13 +94,17 @@ public actor RangeLoader {
     let (identity, id) = try LoaderIdentity.resolve(vault: vault, url: url, contentID: contentID)
     if let entry = entries[id] { return entry }
     if let probe = probes[id] { return try await probe.value }
+    // The entry is registered by the probe task itself, in the same actor turn that creates
+    // it: every reader awaiting the probe then finds it in `entries`.
     let probe = Task {
-      try await self.makeEntry(id: id, identity: identity, url: url, contentID: contentID)
+      defer { self.probes[id] = nil }
+      let entry = try await self.makeEntry(
+        id: id, identity: identity, url: url, contentID: contentID)
+      self.entries[id] = entry
+      return entry
     }
     probes[id] = probe
-    defer { probes[id] = nil }
     let entry = try await probe.value
-    entries[id] = entry
     return entry
   }
 
@@ -180,6 +188,7 @@ public actor RangeLoader {
   /// Returns once chunk `index` is stored, starting or joining a fetch.
   func ensureStored(_ id: AssetID, _ index: Int, session: ReadSession) async throws {
     guard let entry = entries[id] else { throw GenerationChanged() }
+    entry.readerPositions[session.id] = index
     if entry.presence.contains(index) { return }
     guard entry.generation == session.generation else { throw GenerationChanged() }
     guard !offline else {
@@ -217,6 +226,7 @@ public actor RangeLoader {
   /// fetches nobody else waits for are cancelled.
   func abandon(session: Int, entry id: AssetID?) {
     guard let entry = id.flatMap({ entries[$0] }) else { return }
+    entry.readerPositions[session] = nil
     for (index, list) in entry.waiters {
       let (mine, others) = (
         list.filter { $0.session == session }, list.filter { $0.session != session }
@@ -248,6 +258,7 @@ public actor RangeLoader {
   /// The reader moved past chunk `index`: fetches that end before it no longer serve it.
   func passed(_ session: ReadSession, chunk index: Int) {
     guard let entry = session.assetID.flatMap({ entries[$0] }) else { return }
+    entry.readerPositions[session.id] = index
     for fetch in entry.fetches where fetch.end <= index && fetch.interest.contains(session.id) {
       fetch.interest.remove(session.id)
       if fetch.interest.isEmpty { cancel(fetch, in: entry) }
@@ -268,7 +279,9 @@ public actor RangeLoader {
   // MARK: Fetching
 
   private func startFetch(_ entry: LoaderEntry, from index: Int, lastWanted: Int) -> Fetch {
-    var end = min(lastWanted + 1, entry.chunkCount)
+    // One request covers at most the read-ahead window; `continueIfWanted` chains the next.
+    let window = max(1, readAhead / entry.chunkSize)
+    var end = min(lastWanted + 1, entry.chunkCount, index + window)
     // Stop at the next stored chunk or the next fetch's start: never fetch a byte twice.
     if let stored = (index..<end).first(where: { entry.presence.contains($0) }) { end = stored }
     for other in entry.fetches where other.next > index && other.next < end { end = other.next }
@@ -276,6 +289,7 @@ public actor RangeLoader {
     for other in entry.fetches where other.covers(index) { other.end = index }
     serial += 1
     let fetch = Fetch(serial: serial, start: index, end: max(end, index + 1))
+    fetch.lastWanted = lastWanted
     entry.fetches.append(fetch)
     fetch.task = Task { await self.run(fetch, entry) }
     return fetch
@@ -308,7 +322,24 @@ public actor RangeLoader {
         failures = 0
       }
     }
+    continueIfWanted(fetch, entry)
     finish(fetch, entry, failing: nil)
+  }
+
+  /// A window completed: if its readers want more and one of them is within a window of
+  /// its end, the next window starts now (a reader that keeps up never waits on a request);
+  /// if all of them are further behind (paused, slow), nothing more is downloaded for now.
+  private func continueIfWanted(_ fetch: Fetch, _ entry: LoaderEntry) {
+    guard !fetch.cancelled, !Task.isCancelled, entries[entry.id] === entry,
+      fetch.next >= fetch.end, fetch.end <= fetch.lastWanted, fetch.end < entry.chunkCount,
+      !entry.presence.contains(fetch.end),
+      !entry.fetches.contains(where: { $0 !== fetch && $0.covers(fetch.end) })
+    else { return }
+    let window = max(1, readAhead / entry.chunkSize)
+    let furthest = fetch.interest.compactMap { entry.readerPositions[$0] }.max() ?? -1
+    guard furthest >= 0, fetch.end - furthest <= window else { return }
+    let next = startFetch(entry, from: fetch.end, lastWanted: fetch.lastWanted)
+    next.interest = fetch.interest
   }
 
   private func isRetryable(_ error: any Error) -> Bool {
@@ -395,7 +426,11 @@ public actor RangeLoader {
     }
     defer { receiver.cancel() }
     while let batch = await assembler.nextBatch() {
-      try await store(batch, entry)
+      do {
+        try await store(batch, entry)
+      } catch let error as VaultError {
+        throw LoaderError.vault(error.description)
+      }
       if fetch.cancelled || Task.isCancelled { break }
       if batch.firstIndex + chunksIn(batch, entry) >= fetch.end { break }
     }
@@ -475,26 +510,19 @@ public actor RangeLoader {
     } else {
       info = try await probe(entry.url)
     }
+    // Record the new generation first, with no suspension point before the readers wake,
+    // so a reader that restarts finds the new version, never the old record.
+    _ = try mapVault {
+      try vault.beginFill(
+        identity: entry.identity, length: info.length, validator: info.validator,
+        metadata: AssetMetadata(
+          name: entry.name, contentType: info.contentType, originURL: entry.url.absoluteString))
+    }
     entries[entry.id] = nil
     fail(entry, GenerationChanged())
-    // Record the new generation before anyone reads again, so no reader reloads the old one.
-    let vault = self.vault
-    let (identity, name, url) = (entry.identity, entry.name, entry.url.absoluteString)
-    try await withCheckedThrowingContinuation {
-      (continuation: CheckedContinuation<Void, any Error>) in
-      let job = StoreJob(entry: entry, batch: ChunkAssembler.Batch(firstIndex: 0, bytes: []))
-      entry.storeQueue.async {
-        job.entry.writer = nil  // release the old generation's writer lock first
-        do {
-          _ = try vault.beginFill(
-            identity: identity, length: info.length, validator: info.validator,
-            metadata: AssetMetadata(name: name, contentType: info.contentType, originURL: url))
-          continuation.resume()
-        } catch {
-          continuation.resume(throwing: error)
-        }
-      }
-    }
+    // The old generation's writer (and its lock) goes on its own queue.
+    let job = StoreJob(entry: entry, batch: ChunkAssembler.Batch(firstIndex: 0, bytes: []))
+    entry.storeQueue.async { job.entry.writer = nil }
   }
 
   private func fail(_ entry: LoaderEntry, _ error: any Error) {

@@ -180,3 +180,33 @@ struct AdversarialOriginTests {
     #expect(try await f.loader.contentInfo(for: f.origin.url("/q.bin")).contentType == nil)
   }
 }
+
+@Suite("Origin version changes on a live loader")
+struct LiveVersionChangeTests {
+  @Test("the same loader switches to the new version; old chunks are gone; reads never mix")
+  func sameLoader() async throws {
+    let f = try LoaderFixture()
+    defer { f.cleanup() }
+    let chunk = LoaderFixture.chunk
+    let v1 = media(12 * chunk, seed: 60)
+    f.origin.serve("/live.bin", bytes: v1, etag: "\"one\"")
+    #expect(
+      try await f.read("/live.bin", from: 0, through: UInt64(3 * chunk - 1))
+        == Array(v1[0..<(3 * chunk)]))
+    let v2 = media(12 * chunk, seed: 61)
+    f.origin.replaceBody("/live.bin", bytes: v2, etag: "\"two\"")
+    // Several readers at once past the stored part: each gets v2 only.
+    let results = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+      for _ in 0..<4 { group.addTask { try await f.read("/live.bin", from: UInt64(5 * chunk)) } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    for r in results { #expect(r == Array(v2[(5 * chunk)...])) }
+    // The start, stored under v1, was dropped with its generation: it reads as v2 now.
+    #expect(
+      try await f.read("/live.bin", from: 0, through: UInt64(3 * chunk - 1))
+        == Array(v2[0..<(3 * chunk)]))
+    let id = try f.loader.assetID(for: f.origin.url("/live.bin"))
+    #expect(try f.vault.info(id).generation == 2, "one switch, not a cascade")
+    #expect(try f.vault.verify(id)[0].ok)
+  }
+}
