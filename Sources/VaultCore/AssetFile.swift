@@ -34,33 +34,42 @@ final class AssetFile {
   static func createForWriting(
     _ path: String, asset: String, isRecorded: () throws -> Bool
   ) throws -> AssetFile {
-    for _ in 0..<2 {
-      let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-      if fd >= 0 {
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-          _ = close(fd)
-          throw VaultError.assetBusy(asset)
-        }
-        return AssetFile(path: path, descriptor: fd)
-      }
+    // Create and lock the file under a private name, then link it into place: the file is
+    // never visible under `path` without its writer lock, so no other process can mistake
+    // a file being written for a crash leftover (open + flock are two steps otherwise).
+    let temp = "\(path).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let fd = open(temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw VaultError.io(operation: "create", path: temp, errno: errno) }
+    defer { _ = unlink(temp) }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+      _ = close(fd)
+      throw VaultError.assetBusy(asset)
+    }
+    for _ in 0..<3 {
+      if link(temp, path) == 0 { return AssetFile(path: path, descriptor: fd) }
       guard errno == EEXIST else {
-        throw VaultError.io(operation: "create", path: path, errno: errno)
+        let code = errno
+        _ = close(fd)
+        throw VaultError.io(operation: "link", path: path, errno: code)
       }
       let existing = open(path, O_RDWR | O_CLOEXEC)
       guard existing >= 0 else { continue }
       guard flock(existing, LOCK_EX | LOCK_NB) == 0 else {
         _ = close(existing)
+        _ = close(fd)
         throw VaultError.assetBusy(asset)
       }
       // Nobody writes it. A writer records the asset before it releases the lock, so if the
       // index does not own the file now, it is the leftover of a crash: replace it.
       if try isRecorded() {
         _ = close(existing)
+        _ = close(fd)
         throw VaultError.duplicateAsset(asset)
       }
       _ = unlink(path)
       _ = close(existing)
     }
+    _ = close(fd)
     throw VaultError.assetBusy(asset)
   }
 

@@ -10,6 +10,8 @@ import Foundation
 public final class HTTPOrigin: Origin {
   /// Redirects followed before giving up.
   public let maximumRedirects: Int
+  /// Seconds without any data before a request fails.
+  public let idleTimeout: TimeInterval
   private let session: URLSession
   private let delegate: SessionDelegate
 
@@ -19,6 +21,7 @@ public final class HTTPOrigin: Origin {
   ///   - maximumRedirects: redirects followed per request.
   public init(idleTimeout: TimeInterval = 30, maximumRedirects: Int = 8) {
     self.maximumRedirects = maximumRedirects
+    self.idleTimeout = idleTimeout
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = idleTimeout
     configuration.timeoutIntervalForResource = 24 * 3600
@@ -49,6 +52,7 @@ public final class HTTPOrigin: Origin {
     let task = session.dataTask(with: urlRequest)
     let transfer = Transfer(url: request.url.absoluteString)
     delegate.register(task, transfer)
+    transfer.startWatchdog(idleTimeout: idleTimeout)
     task.resume()
     return try await withTaskCancellationHandler {
       try await transfer.head()
@@ -67,8 +71,35 @@ final class Transfer: @unchecked Sendable {
   private var bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation?
   var redirects = 0
   weak var task: URLSessionTask?
+  private var lastActivity = DispatchTime.now()
+  private var watchdog: (any DispatchSourceTimer)?
 
   init(url: String) { self.url = url }
+
+  /// Fails the transfer when nothing arrives for `idleTimeout` seconds. URLSession has its
+  /// own request timeout, but on Linux it was seen not to fire under heavy load; this one
+  /// does not depend on it.
+  func startWatchdog(idleTimeout: TimeInterval) {
+    let timer = DispatchSource.makeTimerSource(queue: .global())
+    let interval = DispatchTimeInterval.milliseconds(max(50, Int(idleTimeout * 250)))
+    timer.schedule(deadline: .now() + interval, repeating: interval)
+    timer.setEventHandler { [weak self] in
+      guard let self else { return }
+      let idle = self.lock.withLock {
+        DispatchTime.now().uptimeNanoseconds - self.lastActivity.uptimeNanoseconds
+      }
+      if Double(idle) / 1e9 > idleTimeout {
+        self.task?.cancel()
+        self.completed(
+          error: LoaderError.transport(
+            url: self.url, reason: "no data for \(Int(idleTimeout)) s (timed out)"))
+      }
+    }
+    lock.withLock { watchdog = timer }
+    timer.resume()
+  }
+
+  private func touch() { lock.withLock { lastActivity = DispatchTime.now() } }
 
   func head() async throws -> OriginResponse {
     try await withCheckedThrowingContinuation { continuation in
@@ -97,6 +128,7 @@ final class Transfer: @unchecked Sendable {
   }
 
   func received(response: HTTPURLResponse, task: URLSessionTask) {
+    touch()
     var headers: [String: String] = [:]
     for (key, value) in response.allHeaderFields {
       if let key = key as? String, let value = value as? String {
@@ -115,11 +147,16 @@ final class Transfer: @unchecked Sendable {
   }
 
   func received(data: Data) {
+    touch()
     let continuation = lock.withLock { bodyContinuation }
     continuation?.yield([UInt8](data))
   }
 
   func completed(error: (any Error)?) {
+    lock.withLock {
+      watchdog?.cancel()
+      watchdog = nil
+    }
     let mapped: (any Error)? = error.map { error in
       if let loader = error as? LoaderError { return loader }
       let nsError = error as NSError

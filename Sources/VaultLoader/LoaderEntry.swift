@@ -52,6 +52,8 @@ final class Fetch {
   var cancelled = false
   /// The last chunk its readers want; a window that ends before it may be continued.
   var lastWanted = 0
+  /// Stops the current origin transfer (set once its response arrived).
+  var stopTransfer: (@Sendable () -> Void)?
 
   init(serial: Int, start: Int, end: Int) {
     self.serial = serial

@@ -74,6 +74,10 @@ final class ReadSession: @unchecked Sendable {
 
   func next() async throws -> [UInt8]? {
     guard !done else { return nil }
+    if Task.isCancelled {
+      await finish()
+      throw CancellationError()
+    }
     do {
       return try await step()
     } catch {

@@ -143,12 +143,17 @@ public struct ResourceLoader: Sendable {
           let end: UInt64? =
             data.requestsAllDataToEndOfResource
             ? nil : start + UInt64(max(data.requestedLength, 1)) - 1
-          for try await piece in loader.read(
-            request.url, contentID: request.contentID, from: start, through: end)
-          {
+          // Check for cancellation before pulling the next piece: a cancelled player request
+          // must not start a fetch for bytes nobody will take.
+          var pieces = loader.read(
+            request.url, contentID: request.contentID, from: start, through: end
+          )
+          .makeAsyncIterator()
+          while !Task.isCancelled, let piece = try await pieces.next() {
             try Task.checkCancellation()
             request.respond(with: Data(piece))
           }
+          try Task.checkCancellation()
         }
         request.finishLoading()
       } catch is CancellationError {

@@ -199,7 +199,8 @@ public actor RangeLoader {
     }
     let fetch: Fetch
     if let existing = entry.fetches.first(where: {
-      $0.covers(index) && index - $0.next <= joinWindow
+      // Without Range support a fetch streams from 0 anyway: join it wherever it is.
+      $0.covers(index) && (index - $0.next <= joinWindow || !entry.info.acceptsRanges)
     }) {
       fetch = existing
     } else {
@@ -272,6 +273,8 @@ public actor RangeLoader {
 
   private func cancel(_ fetch: Fetch, in entry: LoaderEntry) {
     fetch.cancelled = true
+    // Stop the transfer now; whole chunks that already arrived are still stored.
+    fetch.stopTransfer?()
     fetch.task?.cancel()
     entry.fetches.removeAll { $0 === fetch }
   }
@@ -279,14 +282,23 @@ public actor RangeLoader {
   // MARK: Fetching
 
   private func startFetch(_ entry: LoaderEntry, from index: Int, lastWanted: Int) -> Fetch {
-    // One request covers at most the read-ahead window; `continueIfWanted` chains the next.
-    let window = max(1, readAhead / entry.chunkSize)
-    var end = min(lastWanted + 1, entry.chunkCount, index + window)
-    // Stop at the next stored chunk or the next fetch's start: never fetch a byte twice.
-    if let stored = (index..<end).first(where: { entry.presence.contains($0) }) { end = stored }
-    for other in entry.fetches where other.next > index && other.next < end { end = other.next }
+    var end: Int
+    if entry.info.acceptsRanges {
+      // One request covers at most the read-ahead window; `continueIfWanted` chains the next.
+      let window = max(1, readAhead / entry.chunkSize)
+      end = min(lastWanted + 1, entry.chunkCount, index + window)
+      // Stop at the next stored chunk or the next fetch's start: never fetch a byte twice.
+      if let stored = (index..<end).first(where: { entry.presence.contains($0) }) { end = stored }
+      for other in entry.fetches where other.next > index && other.next < end { end = other.next }
+    } else {
+      // Without Range support every request streams from byte 0: one request to the end,
+      // keeping every chunk on the way, instead of one per window (which would be quadratic).
+      end = entry.chunkCount
+    }
     // A fetch whose range we now start inside stops where we begin (a seek forward).
-    for other in entry.fetches where other.covers(index) { other.end = index }
+    for other in entry.fetches where other.covers(index) && entry.info.acceptsRanges {
+      other.end = index
+    }
     serial += 1
     let fetch = Fetch(serial: serial, start: index, end: max(end, index + 1))
     fetch.lastWanted = lastWanted
@@ -337,7 +349,8 @@ public actor RangeLoader {
     else { return }
     let window = max(1, readAhead / entry.chunkSize)
     let furthest = fetch.interest.compactMap { entry.readerPositions[$0] }.max() ?? -1
-    guard furthest >= 0, fetch.end - furthest <= window else { return }
+    // Within half a window of the end: the download stays at most 1.5 windows ahead.
+    guard furthest >= 0, fetch.end - furthest <= window / 2 else { return }
     let next = startFetch(entry, from: fetch.end, lastWanted: fetch.lastWanted)
     next.interest = fetch.interest
   }
@@ -364,6 +377,8 @@ public actor RangeLoader {
     stats.originRequests += 1
     let response = try await origin.send(request)
     defer { response.cancel() }
+    fetch.stopTransfer = response.cancel
+    if fetch.cancelled { return }
     var bodyStart: UInt64 = 0
     switch response.status {
     case 206:
@@ -392,8 +407,9 @@ public actor RangeLoader {
         try await switchGeneration(entry, response: response, length: length)
         throw GenerationChanged()
       }
-      // The origin ignores Range: stream from byte 0 and keep every chunk on the way.
+      // The origin ignores Range: stream from byte 0 to the end, keeping every chunk.
       entry.info.acceptsRanges = false
+      fetch.end = entry.chunkCount
       bodyStart = 0
     case 416:
       try await switchGeneration(entry, response: response, length: nil)
@@ -401,7 +417,8 @@ public actor RangeLoader {
     default:
       throw LoaderError.originStatus(url: url, status: response.status)
     }
-    try await stream(response, from: bodyStart, into: fetch, entry, limit: last + 1)
+    let limit = entry.info.acceptsRanges ? last + 1 : entry.info.length
+    try await stream(response, from: bodyStart, into: fetch, entry, limit: limit)
   }
 
   /// Receives the body on its own task and stores whole chunks as they complete.
@@ -431,7 +448,8 @@ public actor RangeLoader {
       } catch let error as VaultError {
         throw LoaderError.vault(error.description)
       }
-      if fetch.cancelled || Task.isCancelled { break }
+      // A cancelled fetch has had its transfer stopped: keep storing what already arrived
+      // (the body ends soon), so a player's cancel wastes as little as possible.
       if batch.firstIndex + chunksIn(batch, entry) >= fetch.end { break }
     }
     stats.bytesFromOrigin += assembler.received
@@ -532,6 +550,7 @@ public actor RangeLoader {
     entry.waiters = [:]
     for fetch in entry.fetches {
       fetch.cancelled = true
+      fetch.stopTransfer?()
       fetch.task?.cancel()
     }
     entry.fetches = []
