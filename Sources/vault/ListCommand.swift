@@ -31,7 +31,7 @@ extension VaultCommand {
             asset.id.prefix(12).padding(toLength: 14, withPad: " ", startingAt: 0)
               + formatBytes(asset.size).padding(toLength: 12, withPad: " ", startingAt: 0)
               + chunks.padding(toLength: 14, withPad: " ", startingAt: 0)
-              + (asset.contentType ?? "-").padding(toLength: 21, withPad: " ", startingAt: 0)
+              + column(asset.contentType ?? "-", width: 21)
               + asset.name + (asset.pinned ? " (pinned)" : ""))
         }
       }
@@ -96,6 +96,12 @@ extension VaultCommand {
       }
     }
   }
+}
+
+/// `text` cut or padded to `width` with at least one space after it.
+func column(_ text: String, width: Int) -> String {
+  let cut = text.count >= width ? String(text.prefix(width - 2)) + "…" : text
+  return cut.padding(toLength: width, withPad: " ", startingAt: 0)
 }
 
 /// JSON for scripts: sorted keys, ISO 8601 dates.
