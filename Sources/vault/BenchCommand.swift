@@ -5,7 +5,8 @@ import VaultCrypto
 
 extension VaultCommand {
   /// `vault bench`: raw cipher speed, the vault's seal/open, import/export against `age`,
-  /// random-read latency and export memory, measured side by side in one run.
+  /// random-read latency, export memory and the range loader against a direct download,
+  /// measured side by side in one run.
   struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "bench",
@@ -13,9 +14,11 @@ extension VaultCommand {
       discussion: """
         Runs `openssl speed`, in-process ChaCha20-Poly1305 loops, `vault import`/`export` \
         (in-process and as child processes) and `age -e`/`-d` on one generated file, random \
-        4 KiB reads, and the peak RSS of `vault export`. Uses the published demo key in a \
-        scratch vault that is removed at the end. If age or openssl is missing and this runs \
-        as root, it runs `apt-get install -y` for them.
+        4 KiB reads, the peak RSS of `vault export`, and (unless --skip-loader) the range \
+        loader reading from a loopback origin against a direct download and curl, warm reads \
+        and a player replay. Uses the published demo key in scratch vaults that are removed \
+        at the end. If age or openssl is missing and this runs as root, it runs \
+        `apt-get install -y` for them.
         """)
 
     @Option(help: "Size of the generated file for import/export and age (default: 1GiB).")
@@ -39,6 +42,9 @@ extension VaultCommand {
 
     @Option(help: "Also write the results as Markdown to this file, e.g. BENCHMARKS.md.")
     var write: String?
+
+    @Flag(help: "Skip the range-loader section (loopback origin, cold/warm reads, player replay).")
+    var skipLoader = false
 
     /// The --size value in bytes.
     var bytes: Int { size?.value ?? 1 << 30 }
@@ -68,8 +74,8 @@ extension VaultCommand {
               + "needs about 4 times that")
         }
         let runner = BenchRunner(
-          size: bytes, seconds: seconds, reads: reads, runs: runs, directory: directory,
-          command: BenchFormat.shellLine(CommandLine.arguments))
+          size: bytes, seconds: seconds, reads: reads, runs: runs, loader: !skipLoader,
+          directory: directory, command: BenchFormat.shellLine(CommandLine.arguments))
         let report = try runner.run()
         print(report.table())
         if let write {
@@ -104,6 +110,8 @@ final class BenchRunner {
   let seconds: Int
   let reads: Int
   let runs: Int
+  /// Whether to run the range-loader section.
+  let loader: Bool
   let directory: String
   let command: String
   private let status: BenchStatus
@@ -112,14 +120,18 @@ final class BenchRunner {
   private let chunkSize = VaultFormat.defaultChunkSize
   private let cores = ProcessInfo.processInfo.activeProcessorCount
 
-  init(size: Int, seconds: Int, reads: Int, runs: Int, directory: String, command: String) {
+  init(
+    size: Int, seconds: Int, reads: Int, runs: Int, loader: Bool, directory: String,
+    command: String
+  ) {
     self.size = size
     self.seconds = seconds
     self.reads = reads
     self.runs = runs
+    self.loader = loader
     self.directory = directory
     self.command = command
-    status = BenchStatus(steps: 7 + runs)
+    status = BenchStatus(steps: 7 + runs + (loader ? LoaderBench.runs + 2 : 0))
   }
 
   /// One round of the child-process comparison: the vault and age on the same input.
@@ -270,6 +282,23 @@ final class BenchRunner {
     }
     let baseline = try checked([executable, "list"] + vaultArguments, rss: true)
 
+    // 6. The range loader against a direct download of the same URL, same client.
+    var loaderFigures: LoaderFigures?
+    if loader {
+      let curl = Subprocess.find("curl")
+      let bench = LoaderBench(
+        size: size, runs: LoaderBench.runs, directory: directory, input: input,
+        inputPath: inputPath, key: try DemoKey.load(), chunkSize: chunkSize)
+      loaderFigures = try bench.run(
+        step: { status.next($0) }, prime: { try prime() },
+        curl: { url in
+          guard let curl else { return nil }
+          let run = try checked(
+            [curl, "-s", "-o", "/dev/null", "-w", "%{speed_download}", url.absoluteString])
+          return Double(run.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        })
+    }
+
     status.next("report")
     let mb = Double(size)
     func median(_ values: [Double]) -> Double { BenchFormat.quantile(values.sorted(), 0.5) }
@@ -396,6 +425,7 @@ final class BenchRunner {
           measure: "5. peak RSS of `age -e` / `age -d`",
           result: "\(rss(encrypt)) / \(rss(decrypt))"))
     }
+    if let loaderFigures { rows += loaderFigures.rows(exportRate: mb / exportInProcess) }
     rows.append(
       BenchRow(
         measure: "plain read of the input (page cache, 4 MiB reads)",
@@ -419,11 +449,17 @@ final class BenchRunner {
         ageDecryptToNull: nullRounds.isEmpty ? nil : median(nullRounds),
         readP50: readP50, openP50: openP50, exportRSS: exportRSS.maxRSS,
         baselineRSS: baseline.maxRSS))
+    let loaderLines =
+      loaderFigures.map {
+        LoaderModel.lines(
+          $0, exportRate: mb / exportInProcess, sealRate: sealN.perWallSecond, cores: cores)
+      } ?? []
     var unique: [String] = []
     for line in commandsRun where !unique.contains(line) { unique.append(line) }
     return BenchReport(
       command: command, machine: machine, date: date, rows: rows, commandsRun: unique,
-      notes: notes(), interpretation: interpretation)
+      notes: notes() + (loaderFigures.map(LoaderModel.notes) ?? []),
+      interpretation: interpretation + loaderLines)
   }
 
   /// Writes and deletes a file a little larger than --size, untimed, right before a timed
@@ -436,13 +472,7 @@ final class BenchRunner {
 
   /// The median rate over rounds with the range, e.g. `1038 MB/s (980–1100)`.
   private func rates(_ seconds: [Double]) -> String {
-    let sorted = seconds.sorted()
-    let median = BenchFormat.rate(Double(size) / max(BenchFormat.quantile(sorted, 0.5), 1e-9))
-    guard sorted.count > 1, let fastest = sorted.first, let slowest = sorted.last else {
-      return median
-    }
-    return median
-      + String(format: " (%.0f–%.0f)", Double(size) / slowest / 1e6, Double(size) / fastest / 1e6)
+    BenchFormat.rates(bytes: size, seconds: seconds)
   }
 
   /// `reads` random 4 KiB reads, each in a different chunk than the one before and inside one

@@ -98,6 +98,17 @@ enum BenchFormat {
     return mb >= 100 ? String(format: "%.0f MB/s", mb) : String(format: "%.1f MB/s", mb)
   }
 
+  /// The median rate of `bytes` over rounds with the range, e.g. `1038 MB/s (980–1100)`.
+  static func rates(bytes: Int, seconds: [Double]) -> String {
+    let sorted = seconds.sorted()
+    let median = rate(Double(bytes) / max(quantile(sorted, 0.5), 1e-9))
+    guard sorted.count > 1, let fastest = sorted.first, let slowest = sorted.last else {
+      return median
+    }
+    let (low, high) = (Double(bytes) / slowest / 1e6, Double(bytes) / fastest / 1e6)
+    return median + String(format: " (%.0f–%.0f)", low, high)
+  }
+
   /// Seconds as microseconds.
   static func micros(_ seconds: Double) -> String {
     let us = seconds * 1e6
