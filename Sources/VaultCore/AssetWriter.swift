@@ -29,6 +29,11 @@ public final class AssetWriter {
   private let crypter: ChunkCrypter
   private var slots: UnsafeMutableRawBufferPointer
   private var slotsCapacity: Int
+  /// Seals reserved in the index and not used yet.
+  private var sealsReserved = 0
+  /// Seals reserved per index commit: one commit per block instead of one per store.
+  /// Unused reservations only make `sealCount` err on the safe side.
+  private let sealBlock = 4096
 
   init(
     vault: Vault, assetID: AssetID, generation: UInt64, layout: ChunkLayout, keys: AssetKeys,
@@ -106,6 +111,23 @@ public final class AssetWriter {
     return runs
   }
 
+  private func reserveSeals(_ count: Int) throws {
+    if sealsReserved >= count {
+      sealsReserved -= count
+      return
+    }
+    let needed = count - sealsReserved
+    let block = max(needed, sealBlock)
+    do {
+      try vault.index.reserveSeals(assetID, generation: generation, count: block)
+      sealsReserved += block - count
+    } catch VaultError.sealLimitReached where block > needed {
+      // Near the cap: reserve exactly what this store needs.
+      try vault.index.reserveSeals(assetID, generation: generation, count: needed)
+      sealsReserved = 0
+    }
+  }
+
   private func seal(run: Range<Int>, from plaintext: UnsafeRawBufferPointer, base: Int) throws {
     let lastLength = layout.plaintextLength(run.upperBound - 1)
     let sealedBytes = (run.count - 1) * layout.slotSize + lastLength + VaultFormat.slotOverhead
@@ -121,7 +143,7 @@ public final class AssetWriter {
       firstIndex: run.lowerBound, count: run.count, lastLength: lastLength,
       lastIsFinal: run.upperBound == layout.chunkCount)
     // Reserve the seals before using the nonces, then write, sync, and only then record.
-    try vault.index.reserveSeals(assetID, generation: generation, count: run.count)
+    try reserveSeals(run.count)
     try file.write(
       UnsafeRawBufferPointer(rebasing: slots[0..<sealedBytes]),
       at: layout.slotOffset(run.lowerBound))

@@ -2,8 +2,9 @@ import Foundation
 import VaultCore
 
 /// The loader's state for one asset: what the origin said, which chunks are stored, the
-/// fetches in flight and the readers waiting for chunks. Touched only by the loader actor,
-/// except `writer`, which only the entry's store queue uses (hence `@unchecked Sendable`).
+/// fetches in flight, the readers waiting for chunks and the chunks that arrived but are not
+/// stored yet. Touched only by the loader actor (hence `@unchecked Sendable`); its storer
+/// does its own locking.
 final class LoaderEntry: @unchecked Sendable {
   let id: AssetID
   let identity: AssetIdentity
@@ -16,16 +17,18 @@ final class LoaderEntry: @unchecked Sendable {
   var waiters: [Int: [Waiter]] = [:]
   /// The chunk each reader is at, so a fetch does not run far ahead of all its readers.
   var readerPositions: [Int: Int] = [:]
-  /// Holds the asset's writer lock once a fetch needed it; used on `storeQueue` only.
-  nonisolated(unsafe) var writer: AssetWriter?
-  let storeQueue: DispatchQueue
+  /// Chunks that arrived from the origin and are being stored: readers take them from
+  /// here (no decryption, no waiting for the fsync); removed once recorded in the index.
+  var arrived: [Int: ArraySlice<UInt8>] = [:]
+  /// Seals and records arrived chunks in the background.
+  let storer: ChunkStorer
 
   var chunkSize: Int
   var chunkCount: Int { presence.chunkCount }
 
   init(
     id: AssetID, identity: AssetIdentity, url: URL, name: String, info: ContentInfo,
-    generation: UInt64, presence: PresenceMap, chunkSize: Int
+    generation: UInt64, presence: PresenceMap, chunkSize: Int, storer: ChunkStorer
   ) {
     self.id = id
     self.identity = identity
@@ -35,7 +38,7 @@ final class LoaderEntry: @unchecked Sendable {
     self.generation = generation
     self.presence = presence
     self.chunkSize = chunkSize
-    storeQueue = DispatchQueue(label: "vault.loader.store.\(id.short)")
+    self.storer = storer
   }
 }
 
@@ -65,10 +68,11 @@ final class Fetch {
   func covers(_ index: Int) -> Bool { index >= next && index < end && !cancelled }
 }
 
-/// A reader suspended until a chunk is stored.
+/// A reader suspended until a chunk arrives. It is resumed with the chunk's bytes (nil:
+/// read it from the vault).
 struct Waiter {
   let session: Int
-  let continuation: CheckedContinuation<Void, any Error>
+  let continuation: CheckedContinuation<ArraySlice<UInt8>?, any Error>
 }
 
 /// Internal signal: the entry moved to a new origin version while the reader waited.

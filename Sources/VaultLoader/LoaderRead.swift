@@ -95,8 +95,9 @@ final class ReadSession: @unchecked Sendable {
         return nil
       }
       let index = Int(position / UInt64(chunkSize))
+      let arrived: ArraySlice<UInt8>?
       do {
-        try await loader.ensureStored(try assetIDValue(), index, session: self)
+        arrived = try await loader.chunk(try assetIDValue(), index, session: self)
       } catch is GenerationChanged {
         // The origin changed: restart on the new version, unless bytes of the old one are out.
         restarts += 1
@@ -105,7 +106,7 @@ final class ReadSession: @unchecked Sendable {
         reader = nil
         continue
       }
-      let piece = try readStored(index)
+      let piece = try arrived.map { slice(of: $0, chunk: index) } ?? readStored(index)
       yielded = true
       position += UInt64(piece.count)
       await loader.noteDelivered(piece.count, fromCache: storedAtStart?.contains(index) ?? false)
@@ -139,6 +140,14 @@ final class ReadSession: @unchecked Sendable {
   private func assetIDValue() throws -> AssetID {
     guard let assetID else { throw LoaderError.vault("read used before it was prepared") }
     return assetID
+  }
+
+  /// The part of an arrived chunk this read wants.
+  private func slice(of chunk: ArraySlice<UInt8>, chunk index: Int) -> [UInt8] {
+    let chunkStart = UInt64(index) * UInt64(chunkSize)
+    let from = chunk.startIndex + Int(position - chunkStart)
+    let last = min(chunkStart + UInt64(chunk.count) - 1, end)
+    return Array(chunk[from...(chunk.startIndex + Int(last - chunkStart))])
   }
 
   /// Opens the chunk from the vault and slices the part this read wants.

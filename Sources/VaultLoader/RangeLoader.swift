@@ -82,10 +82,22 @@ public actor RangeLoader {
         total += UInt64(piece.count)
       }
     }
+    try await flush()
     if pin {
       try mapVault { try vault.setPinned(try assetID(for: url, contentID: contentID), true) }
     }
     return total
+  }
+
+  /// Returns once every chunk that has arrived so far is sealed and recorded in the vault
+  /// (readers get chunks before that). Call it before exiting a process that read through
+  /// the loader, so what it downloaded stays cached.
+  /// - Throws: the first store error, as ``LoaderError/vault(_:)``.
+  public func flush() async throws {
+    for entry in Array(entries.values) {
+      await entry.storer.waitForBacklog(atMost: 0)
+      if let error = entry.storer.failure { throw storeError(error) }
+    }
   }
 
   // MARK: Entries
@@ -119,7 +131,10 @@ public actor RangeLoader {
         validator: stored.validator)
       return LoaderEntry(
         id: id, identity: identity, url: url, name: name, info: info,
-        generation: stored.generation, presence: reader.presence, chunkSize: stored.chunkSize)
+        generation: stored.generation, presence: reader.presence, chunkSize: stored.chunkSize,
+        storer: makeStorer(
+          id: id, identity: identity, url: url, name: name, info: info,
+          generation: stored.generation, chunkSize: stored.chunkSize))
     }
     guard !offline else {
       throw LoaderError.offlineMissing(url: url.absoluteString, start: 0, end: 0)
@@ -131,12 +146,35 @@ public actor RangeLoader {
         metadata: AssetMetadata(
           name: name, contentType: info.contentType, originURL: url.absoluteString))
     }
-    let entry = LoaderEntry(
+    let storer = makeStorer(
+      id: id, identity: identity, url: url, name: name, info: info,
+      generation: writer.generation, chunkSize: writer.chunkSize)
+    storer.adopt(writer)
+    return LoaderEntry(
       id: id, identity: identity, url: url, name: name, info: info,
       generation: writer.generation, presence: try mapVault { try writer.presence() },
-      chunkSize: writer.chunkSize)
-    entry.writer = writer
-    return entry
+      chunkSize: writer.chunkSize, storer: storer)
+  }
+
+  /// The entry's background storer: opens (or continues) the generation's writer when it
+  /// first needs one, and reports each store back to the actor.
+  private func makeStorer(
+    id: AssetID, identity: AssetIdentity, url: URL, name: String, info: ContentInfo,
+    generation: UInt64, chunkSize: Int
+  ) -> ChunkStorer {
+    let vault = self.vault
+    return ChunkStorer(
+      label: "vault.loader.store.\(id.short)", generation: generation, chunkSize: chunkSize,
+      openWriter: {
+        try vault.beginFill(
+          identity: identity, length: info.length, validator: info.validator,
+          metadata: AssetMetadata(
+            name: name, contentType: info.contentType, originURL: url.absoluteString))
+      },
+      report: { [weak self] outcome in
+        guard let self else { return }
+        Task { await self.stored(outcome, id: id, generation: generation) }
+      })
   }
 
   /// `GET Range: bytes=0-1`: 206 gives the length from Content-Range; 200 means the origin
@@ -185,12 +223,16 @@ public actor RangeLoader {
     return (entry.id, entry.info.length, entry.chunkSize, entry.generation, entry.presence)
   }
 
-  /// Returns once chunk `index` is stored, starting or joining a fetch.
-  func ensureStored(_ id: AssetID, _ index: Int, session: ReadSession) async throws {
+  /// Returns once chunk `index` is available, starting or joining a fetch: its bytes if it
+  /// is in memory (arrived, maybe not stored yet), nil if it is to be read from the vault.
+  func chunk(_ id: AssetID, _ index: Int, session: ReadSession) async throws -> ArraySlice<
+    UInt8
+  >? {
     guard let entry = entries[id] else { throw GenerationChanged() }
     entry.readerPositions[session.id] = index
-    if entry.presence.contains(index) { return }
+    if entry.presence.contains(index) { return nil }
     guard entry.generation == session.generation else { throw GenerationChanged() }
+    if let bytes = entry.arrived[index] { return bytes }
     guard !offline else {
       let end = (index + 1) * entry.chunkSize - 1
       throw LoaderError.offlineMissing(
@@ -208,11 +250,13 @@ public actor RangeLoader {
     }
     fetch.interest.insert(session.id)
     let sessionID = session.id
-    try await withTaskCancellationHandler {
+    return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Void, any Error>) in
+        (continuation: CheckedContinuation<ArraySlice<UInt8>?, any Error>) in
         if entry.presence.contains(index) {
-          continuation.resume()
+          continuation.resume(returning: nil)
+        } else if let bytes = entry.arrived[index] {
+          continuation.resume(returning: bytes)
         } else {
           entry.waiters[index, default: []].append(
             Waiter(session: sessionID, continuation: continuation))
@@ -248,7 +292,8 @@ public actor RangeLoader {
   private func resumeOrphans(_ entry: LoaderEntry) {
     guard entries[entry.id] === entry, !offline else { return }
     let orphans = entry.waiters.keys.sorted().filter { index in
-      !entry.presence.contains(index) && !entry.fetches.contains { $0.covers(index) }
+      !entry.presence.contains(index) && entry.arrived[index] == nil
+        && !entry.fetches.contains { $0.covers(index) }
     }
     guard let first = orphans.first else { return }
     let sessions = Set(orphans.flatMap { entry.waiters[$0]?.map(\.session) ?? [] })
@@ -288,7 +333,11 @@ public actor RangeLoader {
       let window = max(1, readAhead / entry.chunkSize)
       end = min(lastWanted + 1, entry.chunkCount, index + window)
       // Stop at the next stored chunk or the next fetch's start: never fetch a byte twice.
-      if let stored = (index..<end).first(where: { entry.presence.contains($0) }) { end = stored }
+      if let stored = (index..<end).first(where: {
+        entry.presence.contains($0) || entry.arrived[$0] != nil
+      }) {
+        end = stored
+      }
       for other in entry.fetches where other.next > index && other.next < end { end = other.next }
     } else {
       // Without Range support every request streams from byte 0: one request to the end,
@@ -334,6 +383,15 @@ public actor RangeLoader {
         failures = 0
       }
     }
+    // Chain the next window only once the store has caught up to within a window: a
+    // slow disk slows the download instead of piling chunks up in memory.
+    if !fetch.cancelled {
+      await entry.storer.waitForBacklog(atMost: readAhead)
+      if let error = entry.storer.failure {
+        finish(fetch, entry, failing: storeError(error))
+        return
+      }
+    }
     continueIfWanted(fetch, entry)
     finish(fetch, entry, failing: nil)
   }
@@ -344,7 +402,7 @@ public actor RangeLoader {
   private func continueIfWanted(_ fetch: Fetch, _ entry: LoaderEntry) {
     guard !fetch.cancelled, !Task.isCancelled, entries[entry.id] === entry,
       fetch.next >= fetch.end, fetch.end <= fetch.lastWanted, fetch.end < entry.chunkCount,
-      !entry.presence.contains(fetch.end),
+      !entry.presence.contains(fetch.end), entry.arrived[fetch.end] == nil,
       !entry.fetches.contains(where: { $0 !== fetch && $0.covers(fetch.end) })
     else { return }
     let window = max(1, readAhead / entry.chunkSize)
@@ -443,11 +501,9 @@ public actor RangeLoader {
     }
     defer { receiver.cancel() }
     while let batch = await assembler.nextBatch() {
-      do {
-        try await store(batch, entry)
-      } catch let error as VaultError {
-        throw LoaderError.vault(error.description)
-      }
+      if let error = entry.storer.failure { throw storeError(error) }
+      guard entries[entry.id] === entry else { throw GenerationChanged() }
+      deliver(batch, entry)
       // A cancelled fetch has had its transfer stopped: keep storing what already arrived
       // (the body ends soon), so a player's cancel wastes as little as possible.
       if batch.firstIndex + chunksIn(batch, entry) >= fetch.end { break }
@@ -470,45 +526,49 @@ public actor RangeLoader {
     return LoaderError.transport(url: entry.url.absoluteString, reason: "\(error)")
   }
 
-  /// Seals and records a batch on the entry's store queue, then wakes its readers.
-  private func store(_ batch: ChunkAssembler.Batch, _ entry: LoaderEntry) async throws {
-    let generation = entry.generation
-    let vault = self.vault
-    let identity = entry.identity
-    let info = entry.info
-    let name = entry.name
-    let url = entry.url.absoluteString
-    let stored: Int = try await withCheckedThrowingContinuation { continuation in
-      let job = StoreJob(entry: entry, batch: batch)
-      entry.storeQueue.async {
-        do {
-          if job.entry.writer == nil {
-            job.entry.writer = try vault.beginFill(
-              identity: identity, length: info.length, validator: info.validator,
-              metadata: AssetMetadata(name: name, contentType: info.contentType, originURL: url))
-          }
-          guard let writer = job.entry.writer, writer.generation == generation else {
-            throw GenerationChanged()
-          }
-          let count = try job.batch.bytes.withUnsafeBytes {
-            try writer.store(firstIndex: job.batch.firstIndex, plaintext: $0)
-          }
-          continuation.resume(returning: count)
-        } catch {
-          continuation.resume(throwing: error)
-        }
-      }
-    }
-    guard entry.generation == generation else { throw GenerationChanged() }
-    stats.chunksStored += stored
+  /// Hands a batch to its waiting readers (from memory) and to the entry's storer.
+  private func deliver(_ batch: ChunkAssembler.Batch, _ entry: LoaderEntry) {
     let count = chunksIn(batch, entry)
+    var offset = 0
     for index in batch.firstIndex..<(batch.firstIndex + count) {
-      entry.presence.insert(index)
-      for waiter in entry.waiters.removeValue(forKey: index) ?? [] { waiter.continuation.resume() }
+      let size = min(entry.chunkSize, batch.bytes.count - offset)
+      defer { offset += size }
+      if entry.presence.contains(index) || entry.arrived[index] != nil { continue }
+      let bytes = batch.bytes[offset..<(offset + size)]
+      entry.arrived[index] = bytes
+      for waiter in entry.waiters.removeValue(forKey: index) ?? [] {
+        waiter.continuation.resume(returning: bytes)
+      }
     }
     for fetch in entry.fetches
     where fetch.next >= batch.firstIndex && fetch.next < batch.firstIndex + count {
       fetch.next = batch.firstIndex + count
+    }
+    entry.storer.enqueue(batch)
+  }
+
+  /// A store call finished: its chunks are recorded (readers now open them from the vault)
+  /// or, if it failed, dropped from memory so a later read fetches them again.
+  func stored(_ outcome: ChunkStorer.Outcome, id: AssetID, generation: UInt64) {
+    guard let entry = entries[id], entry.generation == generation else { return }
+    if let error = outcome.error {
+      // Readers waiting on this entry get the error; the next read starts a new entry
+      // (and storer), so a disk that has room again is used again.
+      fail(entry, storeError(error))
+      entry.storer.close()
+      return
+    }
+    stats.chunksStored += outcome.newlyStored
+    for index in outcome.chunks {
+      entry.presence.insert(index)
+      entry.arrived[index] = nil
+    }
+  }
+
+  private func storeError(_ error: any Error) -> any Error {
+    switch error {
+    case let error as VaultError: return LoaderError.vault(error.description)
+    default: return error
     }
   }
 
@@ -538,9 +598,8 @@ public actor RangeLoader {
     }
     entries[entry.id] = nil
     fail(entry, GenerationChanged())
-    // The old generation's writer (and its lock) goes on its own queue.
-    let job = StoreJob(entry: entry, batch: ChunkAssembler.Batch(firstIndex: 0, bytes: []))
-    entry.storeQueue.async { job.entry.writer = nil }
+    // The old generation's writer (and its lock) is released after its store in progress.
+    entry.storer.close()
   }
 
   private func fail(_ entry: LoaderEntry, _ error: any Error) {
@@ -548,6 +607,7 @@ public actor RangeLoader {
       for waiter in list { waiter.continuation.resume(throwing: error) }
     }
     entry.waiters = [:]
+    entry.arrived = [:]
     for fetch in entry.fetches {
       fetch.cancelled = true
       fetch.stopTransfer?()
@@ -578,11 +638,4 @@ public actor RangeLoader {
       throw LoaderError.vault(error.description)
     }
   }
-}
-
-/// Carries an entry and a batch onto the store queue (the queue is the only user of the
-/// entry's writer, so handing the reference over is race-free).
-private struct StoreJob: @unchecked Sendable {
-  let entry: LoaderEntry
-  let batch: ChunkAssembler.Batch
 }

@@ -67,6 +67,8 @@ extension VaultCommand {
           }
           progress.finish()
           try sink.commit()
+          // Chunks reach the reader before they are sealed: keep them before exiting.
+          try await loader.flush()
         } catch {
           progress.finish()
           sink.discard()

@@ -1,0 +1,175 @@
+import Foundation
+import VaultCore
+
+/// Seals and records an entry's arrived chunks in the background, off the readers' path.
+///
+/// Readers get a chunk from memory the moment it arrives; the storer writes it behind
+/// them. Batches that queue up while a store runs are merged into one run per store call,
+/// so a fast origin costs one fsync and one index commit per several MiB, not per batch.
+/// Its backlog is bounded by the fetches, which wait for it before chaining a new window.
+///
+/// All writes happen on one serial queue, which also owns the asset's writer (and so its
+/// writer lock): one writer per asset, in order.
+final class ChunkStorer: @unchecked Sendable {
+  /// What one store call did: the chunks it covered, or why it failed.
+  struct Outcome: Sendable {
+    var chunks: Range<Int>
+    var newlyStored: Int
+    var error: (any Error)?
+  }
+
+  private let lock = NSLock()
+  private let queue: DispatchQueue
+  private let openWriter: @Sendable () throws -> AssetWriter
+  private let generation: UInt64
+  private let chunkSize: Int
+  private let report: @Sendable (Outcome) -> Void
+  /// Largest run handed to one store call: bounds the sealing buffer.
+  private let maximumRun = 16 << 20
+  private var pending: [ChunkAssembler.Batch] = []
+  private var backlogBytes = 0
+  private var draining = false
+  private var closed = false
+  private var backlogWaiters: [(limit: Int, continuation: CheckedContinuation<Void, Never>)] = []
+  private var failureValue: (any Error)?
+  /// Used on `queue` only.
+  nonisolated(unsafe) private var writer: AssetWriter?
+
+  /// - Parameters:
+  ///   - label: names the queue (for debuggers).
+  ///   - generation: the generation every store must still be writing.
+  ///   - openWriter: opens (or continues) the asset's writer on first use, on the queue.
+  ///   - report: called on the queue after each store call.
+  init(
+    label: String, generation: UInt64, chunkSize: Int,
+    openWriter: @escaping @Sendable () throws -> AssetWriter,
+    report: @escaping @Sendable (Outcome) -> Void
+  ) {
+    queue = DispatchQueue(label: label)
+    self.generation = generation
+    self.chunkSize = chunkSize
+    self.openWriter = openWriter
+    self.report = report
+  }
+
+  /// Hands over a writer opened earlier (it already holds the writer lock).
+  func adopt(_ writer: AssetWriter) {
+    let box = WriterBox(writer: writer)
+    queue.async { self.writer = box.writer }
+  }
+
+  /// Queues a batch of whole chunks for sealing.
+  func enqueue(_ batch: ChunkAssembler.Batch) {
+    guard !batch.bytes.isEmpty else { return }
+    lock.lock()
+    if closed {
+      lock.unlock()
+      return
+    }
+    pending.append(batch)
+    backlogBytes += batch.bytes.count
+    let start = !draining
+    draining = true
+    lock.unlock()
+    if start { queue.async { self.drain() } }
+  }
+
+  /// Bytes queued or being stored.
+  var backlog: Int { lock.withLock { backlogBytes } }
+
+  /// The first store error, if any (later batches are dropped once one failed).
+  var failure: (any Error)? { lock.withLock { failureValue } }
+
+  /// Returns once the backlog is at most `limit` bytes (or the storer failed or closed).
+  func waitForBacklog(atMost limit: Int) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      lock.lock()
+      if backlogBytes <= limit || failureValue != nil || closed {
+        lock.unlock()
+        continuation.resume()
+      } else {
+        backlogWaiters.append((limit, continuation))
+        lock.unlock()
+      }
+    }
+  }
+
+  /// Drops what is queued and releases the writer (and its lock) once the store in
+  /// progress, if any, is done: nothing is half-recorded.
+  func close() {
+    lock.lock()
+    closed = true
+    pending = []
+    backlogBytes = 0
+    let waiters = backlogWaiters
+    backlogWaiters = []
+    lock.unlock()
+    for waiter in waiters { waiter.continuation.resume() }
+    queue.async { self.writer = nil }
+  }
+
+  /// Runs on `queue`: stores queued batches, merged into consecutive runs.
+  private func drain() {
+    while let run = takeRun() {
+      let count = (run.bytes.count + chunkSize - 1) / chunkSize
+      var outcome = Outcome(
+        chunks: run.firstIndex..<(run.firstIndex + count), newlyStored: 0, error: nil)
+      do {
+        if writer == nil { writer = try openWriter() }
+        guard let writer, writer.generation == generation else { throw GenerationChanged() }
+        outcome.newlyStored = try run.bytes.withUnsafeBytes {
+          try writer.store(firstIndex: run.firstIndex, plaintext: $0)
+        }
+      } catch {
+        outcome.error = error
+        lock.withLock { if failureValue == nil { failureValue = error } }
+      }
+      report(outcome)
+      settle(stored: run.bytes.count)
+    }
+  }
+
+  /// Takes the queued batches that continue the first one, up to `maximumRun` bytes.
+  private func takeRun() -> ChunkAssembler.Batch? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard !pending.isEmpty, failureValue == nil, !closed else {
+      draining = false
+      if failureValue != nil || closed {
+        pending = []
+        backlogBytes = 0
+      }
+      return nil
+    }
+    var run = pending.removeFirst()
+    while let next = pending.first, run.bytes.count + next.bytes.count <= maximumRun {
+      // Batches hold whole chunks, so a run continues only at a chunk boundary.
+      guard run.bytes.count % chunkSize == 0,
+        next.firstIndex == run.firstIndex + run.bytes.count / chunkSize
+      else { break }
+      run.bytes.append(contentsOf: next.bytes)
+      pending.removeFirst()
+    }
+    return run
+  }
+
+  private func settle(stored bytes: Int) {
+    lock.lock()
+    backlogBytes = max(0, backlogBytes - bytes)
+    var ready: [CheckedContinuation<Void, Never>] = []
+    backlogWaiters.removeAll { waiter in
+      if backlogBytes <= waiter.limit || failureValue != nil {
+        ready.append(waiter.continuation)
+        return true
+      }
+      return false
+    }
+    lock.unlock()
+    for continuation in ready { continuation.resume() }
+  }
+}
+
+/// Moves a writer onto the store queue.
+private struct WriterBox: @unchecked Sendable {
+  let writer: AssetWriter
+}
