@@ -181,6 +181,24 @@ enum FileSystem {
     _ = close(fd)
   }
 
+  /// Size of the file at `path`, nil if it cannot be stat'ed.
+  static func size(of path: String) -> Int64? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return Int64(info.st_size)
+  }
+
+  /// Seconds since the file at `path` was last modified, nil if it cannot be stat'ed.
+  static func age(of path: String, now: Double) -> Double? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    #if canImport(Darwin)
+      return now - Double(info.st_mtimespec.tv_sec)
+    #else
+      return now - Double(info.st_mtim.tv_sec)
+    #endif
+  }
+
   static func remove(_ path: String) {
     _ = unlink(path)
   }

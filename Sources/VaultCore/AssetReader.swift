@@ -200,7 +200,7 @@ extension Vault {
   /// - Throws: ``VaultError/unknownAsset(_:)``, ``VaultError/assetDamaged(asset:reason:)``.
   public func reader(for id: AssetID) throws -> AssetReader {
     let reader = try AssetReader(vault: self, id: id)
-    try? index.touch(id, at: Date().timeIntervalSince1970)
+    noteAccess(id)
     return reader
   }
 }

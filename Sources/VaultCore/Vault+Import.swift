@@ -123,6 +123,8 @@ extension Vault {
       sealCount: Int64(layout.chunkCount), pinned: false, createdAt: now, lastAccess: now)
     try index.insertAsset(record, name: name)
     committed = true
+    // A write that crosses the vault's limits evicts at once (never the new asset).
+    _ = try? enforceLimits(protecting: [id])
     return try assetInfo(record: record, metadata: metadata)
   }
 

@@ -12,9 +12,15 @@ public struct VerifyResult: Sendable, Codable, Equatable {
   public var damagedChunks: [Int]
   /// An asset-level problem (key record, header, file missing), if any.
   public var problem: String?
+  /// Damaged chunks dropped from the presence map by `repair` (to be fetched again).
+  public var dropped = 0
+  /// Dropped chunks fetched again from the origin (by the CLI's `verify --repair`).
+  public var refetched = 0
 
-  /// Whether the asset is sound.
-  public var ok: Bool { problem == nil && damagedChunks.isEmpty }
+  /// Whether the asset is sound: nothing damaged, or every damaged chunk fetched again.
+  public var ok: Bool {
+    problem == nil && (damagedChunks.isEmpty || refetched == damagedChunks.count)
+  }
 }
 
 extension Vault {
@@ -24,8 +30,10 @@ extension Vault {
   ///   - id: one asset, or nil for all.
   ///   - progress: called after each batch with the bytes checked.
   /// - Returns: one result per asset.
+  ///   - repair: drop damaged chunks from the presence map (the asset becomes partial; the
+  ///     range loader fetches them again from the origin on the next read).
   public func verify(
-    _ id: AssetID? = nil, progress: ((OperationProgress) -> Void)? = nil
+    _ id: AssetID? = nil, repair: Bool = false, progress: ((OperationProgress) -> Void)? = nil
   ) throws -> [VerifyResult] {
     let records: [AssetRecord]
     if let id {
@@ -36,12 +44,29 @@ extension Vault {
     }
     let total = records.reduce(UInt64(0)) { $0 + UInt64($1.length) }
     var done: UInt64 = 0
-    return records.map { record in
-      verify(record: record) { bytes in
+    return try records.map { record in
+      var result = verify(record: record) { bytes in
         done += bytes
         progress?(OperationProgress(bytesDone: done, bytesTotal: total))
       }
+      if repair, !result.damagedChunks.isEmpty {
+        result.dropped = try dropDamagedChunks(
+          record.assetID, generation: UInt64(record.generation), indices: result.damagedChunks)
+      }
+      return result
     }
+  }
+
+  /// Drops chunks that failed to open from an asset's presence map, if it is still at
+  /// `generation`, and counts them as repairs. The asset becomes partial: the range loader
+  /// fetches those chunks again (same origin version, so the same plaintext, sealed under a
+  /// fresh nonce); an imported asset reports them missing.
+  /// - Returns: the number of chunks dropped.
+  @discardableResult
+  public func dropDamagedChunks(_ id: AssetID, generation: UInt64, indices: [Int]) throws -> Int {
+    let dropped = try index.clearChunks(id, generation: generation, indices: indices)
+    if dropped > 0 { try? addCounters(repairs: dropped) }
+    return dropped
   }
 
   private func verify(record: AssetRecord, advance: (UInt64) -> Void) -> VerifyResult {

@@ -29,6 +29,8 @@ public final class Vault: Sendable {
   /// Cipher workers per import/export: the machine's cores, at most 8.
   let workers: Int
   private let counters = Counters()
+  let accessTracker = AccessTracker()
+  private let openRepairs = LockedValue(ReconcileReport())
 
   private init(
     directory: String, settings: SettingsRecord, index: VaultIndex, masterKey: MasterKey,
@@ -155,10 +157,17 @@ public final class Vault: Sendable {
     } catch {
       throw VaultError.indexDamaged(reason: "the wrapped naming key failed authentication")
     }
-    return Vault(
+    let vault = Vault(
       directory: directory, settings: settings, index: index, masterKey: masterKey,
       wrappingKey: wrappingKey, namingKey: namingKey)
+    // After a crash the files and the index may disagree; make them agree before use.
+    let repairs = (try? vault.reconcile()) ?? ReconcileReport()
+    vault.openRepairs.withLock { $0 = repairs }
+    return vault
   }
+
+  /// What opening the vault repaired (``reconcile(now:)``): empty after a clean shutdown.
+  public var repairsOnOpen: ReconcileReport { openRepairs.withLock { $0 } }
 
   static func namingKeyAAD(vaultID: [UInt8], keyID: String) -> [UInt8] {
     var aad = Array(VaultFormat.labelNamingKeyAAD.utf8)

@@ -31,6 +31,9 @@ public enum VaultFormat {
   /// Seals allowed under one chunk key; past it the asset needs a new generation.
   /// 2^28 random 96-bit nonces collide with probability below 2^-41 (see FORMAT.md).
   public static let sealLimit: Int64 = 1 << 28
+  /// Seconds within which one process writes an asset's last-access time once (LRU order
+  /// is exact to this resolution; a player's many range reads cost one index write).
+  public static let accessResolution: Double = 10
 
   // Domain-separation labels (HKDF info / HMAC messages / AAD prefixes).
   static let labelKeyID = "vault v1 key id"

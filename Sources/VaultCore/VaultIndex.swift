@@ -72,6 +72,7 @@ final class VaultIndex: Sendable {
         t.column("value", .blob).notNull()
       }
     }
+    registerPolicyMigrations(&migrator)
     return migrator
   }
 
@@ -79,8 +80,13 @@ final class VaultIndex: Sendable {
     do {
       return try database.read(body)
     } catch let error as DatabaseError {
-      throw VaultError.indexDamaged(reason: error.message ?? "\(error.resultCode)")
+      throw Self.vaultError(error, path: database.path)
     }
+  }
+
+  /// Runs `body` on a read snapshot, mapping SQLite errors to ``VaultError``.
+  func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+    try read(body)
   }
 
   /// Runs `body` in one write transaction, mapping SQLite errors to ``VaultError``.
@@ -92,7 +98,16 @@ final class VaultIndex: Sendable {
     do {
       return try database.write(body)
     } catch let error as DatabaseError {
-      throw VaultError.indexDamaged(reason: error.message ?? "\(error.resultCode)")
+      throw Self.vaultError(error, path: database.path)
+    }
+  }
+
+  /// A full disk is an I/O error (ENOSPC), not damage: nothing committed is lost.
+  static func vaultError(_ error: DatabaseError, path: String) -> VaultError {
+    switch error.resultCode {
+    case .SQLITE_FULL: return VaultError.io(operation: "write", path: path, errno: ENOSPC)
+    case .SQLITE_IOERR: return VaultError.io(operation: "write", path: path, errno: EIO)
+    default: return VaultError.indexDamaged(reason: error.message ?? "\(error.resultCode)")
     }
   }
 
@@ -164,14 +179,6 @@ final class VaultIndex: Sendable {
       try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
     }
     return deleted
-  }
-
-  /// Sets the last-access time of an asset.
-  func touch(_ id: AssetID, at time: Double) throws {
-    try write { db in
-      try db.execute(
-        sql: "UPDATE asset SET lastAccess = ? WHERE id = ?", arguments: [time, Data(id.bytes)])
-    }
   }
 }
 

@@ -47,6 +47,7 @@ final class ReadSession: @unchecked Sendable {
   private var prepared = false
   private var yielded = false
   private var restarts = 0
+  private var repairs = 0
   private var done = false
   private var reader: AssetReader?
   /// Chunks already stored when the read started: what it got "from the cache".
@@ -106,7 +107,17 @@ final class ReadSession: @unchecked Sendable {
         reader = nil
         continue
       }
-      let piece = try arrived.map { slice(of: $0, chunk: index) } ?? readStored(index)
+      let piece: [UInt8]
+      do {
+        piece = try arrived.map { slice(of: $0, chunk: index) } ?? readStored(index)
+      } catch let damaged as DamagedChunk {
+        // Self-repair: drop the chunk and fetch it again (offline: a missing-range error).
+        repairs += 1
+        guard repairs <= 3 else { throw LoaderError.vault(damaged.description) }
+        await loader.dropDamaged(
+          try assetIDValue(), chunk: index, generation: generation, reason: damaged.reason)
+        continue
+      }
       yielded = true
       position += UInt64(piece.count)
       await loader.noteDelivered(piece.count, fromCache: storedAtStart?.contains(index) ?? false)
@@ -168,6 +179,8 @@ final class ReadSession: @unchecked Sendable {
       let chunkEnd = min(UInt64(index + 1) * UInt64(chunkSize), length) - 1
       let last = min(chunkEnd, end)
       return try reader.read(offset: position, count: Int(last - position + 1))
+    } catch VaultError.chunkDamaged(let asset, let damagedIndex, let reason) {
+      throw DamagedChunk(asset: asset, index: damagedIndex, reason: reason)
     } catch let error as VaultError {
       throw LoaderError.vault(error.description)
     }
@@ -190,5 +203,16 @@ final class LockedCounter: @unchecked Sendable {
       value += 1
       return value
     }
+  }
+}
+
+/// A stored chunk failed to open: the read drops it and fetches it again.
+struct DamagedChunk: Error, CustomStringConvertible {
+  let asset: String
+  let index: Int
+  let reason: String
+
+  var description: String {
+    VaultError.chunkDamaged(asset: asset, index: index, reason: reason).description
   }
 }

@@ -33,15 +33,27 @@ public actor RangeLoader {
   /// downloads, without throttling one that keeps up.
   let readAhead = 8 << 20
 
+  /// Counters not yet added to the vault's persistent ones (`vault stats`).
+  var unsavedCounters = LoaderStatistics()
+  var countersSavedAt = Date()
+  var limitsCheckedAt = Date.distantPast
+  let log: @Sendable (String) -> Void
+
   /// Creates a loader.
   /// - Parameters:
   ///   - vault: where bytes are kept.
   ///   - origin: how missing bytes are fetched (default: URLSession).
   ///   - offline: serve only what is stored.
-  public init(vault: Vault, origin: any Origin = HTTPOrigin(), offline: Bool = false) {
+  ///   - log: gets one line per notable event (a damaged chunk dropped and refetched,
+  ///     assets evicted); default: none.
+  public init(
+    vault: Vault, origin: any Origin = HTTPOrigin(), offline: Bool = false,
+    log: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
     self.vault = vault
     self.origin = origin
     self.offline = offline
+    self.log = log
   }
 
   /// What the loader has done so far.
@@ -98,6 +110,7 @@ public actor RangeLoader {
       await entry.storer.waitForBacklog(atMost: 0)
       if let error = entry.storer.failure { throw storeError(error) }
     }
+    saveCounters()
   }
 
   // MARK: Entries
@@ -313,7 +326,55 @@ public actor RangeLoader {
 
   func noteDelivered(_ bytes: Int, fromCache: Bool) {
     stats.bytesDelivered += UInt64(bytes)
-    if fromCache { stats.bytesFromCache += UInt64(bytes) }
+    unsavedCounters.bytesDelivered += UInt64(bytes)
+    if fromCache {
+      stats.bytesFromCache += UInt64(bytes)
+      stats.hits += 1
+      unsavedCounters.bytesFromCache += UInt64(bytes)
+      unsavedCounters.hits += 1
+    } else {
+      stats.misses += 1
+      unsavedCounters.misses += 1
+    }
+    if Date().timeIntervalSince(countersSavedAt) > 2 { saveCounters() }
+  }
+
+  /// Adds what happened since the last call to the vault's persistent counters.
+  func saveCounters() {
+    let c = unsavedCounters
+    unsavedCounters = LoaderStatistics()
+    countersSavedAt = Date()
+    try? vault.addCounters(
+      hits: c.hits, misses: c.misses, bytesFromCache: c.bytesFromCache,
+      bytesFromOrigin: c.bytesFromOrigin)
+  }
+
+  /// A stored chunk failed to open: drop it from the presence map (index and mirror) so
+  /// the next read fetches it again, and say so.
+  func dropDamaged(_ id: AssetID, chunk index: Int, generation: UInt64, reason: String) {
+    let dropped =
+      (try? vault.dropDamagedChunks(id, generation: generation, indices: [index])) ?? 0
+    if let entry = entries[id], entry.generation == generation {
+      entry.presence.remove(index)
+    }
+    stats.chunksRepaired += 1
+    log(
+      "asset \(id.short): chunk \(index) failed to open (\(reason)); "
+        + (dropped > 0 ? "dropped, fetching it again" : "already dropped"))
+  }
+
+  /// Applies the vault's cache limits (at most once a second, off the actor), never
+  /// evicting an asset this loader has open.
+  func enforceLimitsSoon() {
+    guard Date().timeIntervalSince(limitsCheckedAt) >= 1 else { return }
+    limitsCheckedAt = Date()
+    let (vault, log, busy) = (vault, log, Set(entries.keys))
+    Task.detached {
+      guard let report = try? vault.enforceLimits(protecting: busy) else { return }
+      log(
+        "evicted \(report.evicted.count) assets (\(report.bytesBefore - report.bytesAfter) bytes) "
+          + "to fit the vault's limits")
+    }
   }
 
   private func cancel(_ fetch: Fetch, in entry: LoaderEntry) {
@@ -509,6 +570,7 @@ public actor RangeLoader {
       if batch.firstIndex + chunksIn(batch, entry) >= fetch.end { break }
     }
     stats.bytesFromOrigin += assembler.received
+    unsavedCounters.bytesFromOrigin += assembler.received
     if fetch.next < fetch.end && !fetch.cancelled && !Task.isCancelled {
       if let error = assembler.error { throw mapTransport(error, entry) }
       throw LoaderError.originMisbehaved(
@@ -563,6 +625,7 @@ public actor RangeLoader {
       entry.presence.insert(index)
       entry.arrived[index] = nil
     }
+    if outcome.newlyStored > 0 { enforceLimitsSoon() }
   }
 
   private func storeError(_ error: any Error) -> any Error {

@@ -7,12 +7,12 @@ extension VaultCommand {
   struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "config",
-      abstract: "Show or edit the vault's cache-key rules (stored sealed in the index).",
+      abstract: "Show or edit the vault's cache-key rules and cache limits (stored sealed).",
       discussion: """
         Changing the rules changes the asset ids URLs map to from then on; assets cached \
         earlier keep their ids and stay reachable by name or id.
         """,
-      subcommands: [Show.self, Alias.self, Volatile.self],
+      subcommands: [Show.self, SetLimit.self, UnsetLimit.self, Alias.self, Volatile.self],
       defaultSubcommand: Show.self)
   }
 }
@@ -30,12 +30,17 @@ extension VaultCommand.Config {
 
     func run() throws {
       try reportingErrors {
-        let rules = try options.openVault().cacheKeyRules()
+        let vault = try options.openVault()
+        let rules = try vault.cacheKeyRules()
+        let limits = try vault.cacheLimits()
         if json {
-          print(try JSONOutput.encode(rules))
+          print(try JSONOutput.encode(ConfigShow(rules: rules, limits: limits)))
           return
         }
         printRules(rules)
+        print("cache limits:")
+        print("  max-bytes \(limits.maxBytes.map { formatBytes($0) } ?? "none")")
+        print("  max-age   \(limits.maxAge.map { DurationArgument.format($0) } ?? "none")")
       }
     }
   }
@@ -177,6 +182,21 @@ extension VaultCommand.Config {
   }
 }
 
+/// `vault config show --json`: the rules' fields at the top level (as before limits
+/// existed), plus `limits`.
+private struct ConfigShow: Encodable {
+  var rules: CacheKeyRules
+  var limits: CacheLimits
+
+  private enum Keys: String, CodingKey { case limits }
+
+  func encode(to encoder: any Encoder) throws {
+    try rules.encode(to: encoder)
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(limits, forKey: .limits)
+  }
+}
+
 private func describe(_ group: HostAliasGroup) -> String {
   "\(group.canonical) <- \(group.members.joined(separator: ", "))"
 }
@@ -196,4 +216,76 @@ private func printRules(_ rules: CacheKeyRules) {
   print("host alias groups (canonical <- members):")
   if rules.aliasGroups.isEmpty { print("  (none)") }
   for group in rules.aliasGroups { print("  " + describe(group)) }
+}
+
+extension VaultCommand.Config {
+  /// `vault config set max-bytes|max-age VALUE`.
+  struct SetLimit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "set",
+      abstract: "Set a cache limit: max-bytes (e.g. 2GiB) or max-age (e.g. 30d, 12h).",
+      discussion: """
+        Limits are enforced after every write that crosses them (import, the range \
+        loader's stores) and by `vault prune`: whole unpinned assets, least recently used \
+        first. Pinned assets are never evicted.
+        """)
+
+    @OptionGroup var options: VaultOptions
+
+    @Argument(help: "max-bytes or max-age.")
+    var name: String
+
+    @Argument(help: "The limit: a size such as 2GiB, or a duration such as 30d.")
+    var value: String
+
+    func run() throws {
+      try reportingErrors {
+        let vault = try options.openVault()
+        switch name {
+        case "max-bytes":
+          guard let bytes = ByteCount(argument: value), bytes.value > 0 else {
+            throw CLIError("max-bytes: \(value) is not a size (e.g. 500MiB, 2GiB)")
+          }
+          try vault.updateCacheLimits { $0.maxBytes = UInt64(bytes.value) }
+          print("max-bytes \(formatBytes(UInt64(bytes.value)))")
+        case "max-age":
+          guard let age = DurationArgument(argument: value), age.seconds > 0 else {
+            throw CLIError("max-age: \(value) is not a duration (e.g. 30d, 12h, 90m)")
+          }
+          try vault.updateCacheLimits { $0.maxAge = age.seconds }
+          print("max-age \(DurationArgument.format(age.seconds))")
+        default:
+          throw CLIError("unknown setting \(name): use max-bytes or max-age")
+        }
+        if let report = try vault.enforceLimits() {
+          print(
+            "evicted \(report.evicted.count) assets to fit: \(formatBytes(report.bytesBefore)) -> "
+              + formatBytes(report.bytesAfter))
+        }
+      }
+    }
+  }
+
+  /// `vault config unset max-bytes|max-age`.
+  struct UnsetLimit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "unset", abstract: "Remove a cache limit: max-bytes or max-age.")
+
+    @OptionGroup var options: VaultOptions
+
+    @Argument(help: "max-bytes or max-age.")
+    var name: String
+
+    func run() throws {
+      try reportingErrors {
+        let vault = try options.openVault()
+        switch name {
+        case "max-bytes": try vault.updateCacheLimits { $0.maxBytes = nil }
+        case "max-age": try vault.updateCacheLimits { $0.maxAge = nil }
+        default: throw CLIError("unknown setting \(name): use max-bytes or max-age")
+        }
+        print("\(name) none")
+      }
+    }
+  }
 }

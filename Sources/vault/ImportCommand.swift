@@ -19,6 +19,9 @@ extension VaultCommand {
     @Option(help: "MIME type to keep with it (sealed), e.g. video/mp4.")
     var type: String?
 
+    @Flag(help: "Pin it: cache limits and `vault prune` never evict it.")
+    var pin = false
+
     @Flag(help: "Print the stored asset as JSON.")
     var json = false
 
@@ -34,7 +37,7 @@ extension VaultCommand {
         let name = id ?? URL(fileURLWithPath: file).lastPathComponent
         let progress = ProgressLine("importing")
         defer { progress.finish() }
-        let info: AssetInfo
+        var info: AssetInfo
         if file == "-" {
           info = try vault.importStream(
             fileDescriptor: STDIN_FILENO, sourceName: "stdin", name: name, contentType: type,
@@ -45,6 +48,10 @@ extension VaultCommand {
             progress: progress.update)
         }
         progress.finish()
+        if pin {
+          try vault.setPinned(try info.idValue, true)
+          info = try vault.info(try info.idValue)
+        }
         if json {
           print(try JSONOutput.encode(info))
         } else {
