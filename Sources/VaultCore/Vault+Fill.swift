@@ -68,6 +68,18 @@ extension Vault {
       headerMAC: header.mac, file: file)
   }
 
+  /// Opens a writer for an asset's existing generation, to store more of its chunks.
+  /// - Throws: ``VaultError/unknownAsset(_:)`` if the asset is gone, or
+  ///   ``VaultError/assetDamaged(asset:reason:)`` if it is at another generation now;
+  ///   ``VaultError/assetBusy(_:)`` if another process is writing it.
+  public func resumeFill(_ id: AssetID, generation: UInt64) throws -> AssetWriter {
+    let (record, keys) = try loadAsset(id)
+    guard UInt64(record.generation) == generation else {
+      throw VaultError.assetDamaged(asset: id.short, reason: "its generation was replaced")
+    }
+    return try continueFill(record: record, keys: keys)
+  }
+
   private func continueFill(record: AssetRecord, keys: AssetKeys) throws -> AssetWriter {
     let id = record.assetID
     let generation = UInt64(record.generation)

@@ -23,7 +23,7 @@ final class ChunkStorer: @unchecked Sendable {
   private let openWriter: @Sendable () throws -> AssetWriter
   private let generation: UInt64
   private let chunkSize: Int
-  private let report: @Sendable (Outcome) -> Void
+  private let report: @Sendable () -> Void
   /// Largest run handed to one store call: bounds the sealing buffer.
   private let maximumRun = 16 << 20
   private var pending: [ChunkAssembler.Batch] = []
@@ -32,18 +32,29 @@ final class ChunkStorer: @unchecked Sendable {
   private var closed = false
   private var backlogWaiters: [(limit: Int, continuation: CheckedContinuation<Void, Never>)] = []
   private var failureValue: (any Error)?
+  private var completed: [Outcome] = []
   /// Used on `queue` only.
   nonisolated(unsafe) private var writer: AssetWriter?
+  /// Counts drains, on `queue` only: an idle timer releases the writer only if no drain
+  /// ran since it was set.
+  nonisolated(unsafe) private var drains = 0
+  /// Seconds without stores after which the writer (and the asset's writer lock) is
+  /// released, so an idle asset can be evicted or written by another process.
+  private let idleRelease: Double = 2
+  /// Longest wait for another writer of the same asset to finish.
+  private let busyWait: Double = 30
 
   /// - Parameters:
   ///   - label: names the queue (for debuggers).
   ///   - generation: the generation every store must still be writing.
   ///   - openWriter: opens (or continues) the asset's writer on first use, on the queue.
-  ///   - report: called on the queue after each store call.
+  ///   - report: called on the queue after each store call; the outcomes wait in
+  ///     ``takeCompleted()`` (so a caller that waited for the backlog can apply them at
+  ///     once instead of racing the notification).
   init(
     label: String, generation: UInt64, chunkSize: Int,
     openWriter: @escaping @Sendable () throws -> AssetWriter,
-    report: @escaping @Sendable (Outcome) -> Void
+    report: @escaping @Sendable () -> Void
   ) {
     queue = DispatchQueue(label: label)
     self.generation = generation
@@ -72,6 +83,15 @@ final class ChunkStorer: @unchecked Sendable {
     draining = true
     lock.unlock()
     if start { queue.async { self.drain() } }
+  }
+
+  /// Outcomes of the store calls since the last call, in order.
+  func takeCompleted() -> [Outcome] {
+    lock.withLock {
+      let outcomes = completed
+      completed = []
+      return outcomes
+    }
   }
 
   /// Bytes queued or being stored.
@@ -115,7 +135,7 @@ final class ChunkStorer: @unchecked Sendable {
       var outcome = Outcome(
         chunks: run.firstIndex..<(run.firstIndex + count), newlyStored: 0, error: nil)
       do {
-        if writer == nil { writer = try openWriter() }
+        if writer == nil { writer = try openWriterWaiting() }
         guard let writer, writer.generation == generation else { throw GenerationChanged() }
         outcome.newlyStored = try run.bytes.withUnsafeBytes {
           try writer.store(firstIndex: run.firstIndex, plaintext: $0)
@@ -124,8 +144,30 @@ final class ChunkStorer: @unchecked Sendable {
         outcome.error = error
         lock.withLock { if failureValue == nil { failureValue = error } }
       }
-      report(outcome)
+      lock.withLock { completed.append(outcome) }
+      report()
       settle(stored: run.bytes.count)
+    }
+    drains += 1
+    let mark = drains
+    queue.asyncAfter(deadline: .now() + idleRelease) {
+      let idle = self.lock.withLock { self.pending.isEmpty && !self.draining }
+      if idle && self.drains == mark { self.writer = nil }
+    }
+  }
+
+  /// Opens the writer; while another writer (another process, or another loader) holds
+  /// the asset, waits for it: writers of one asset are serialised, not failed. Bounded:
+  /// after `busyWait` seconds the store fails with `assetBusy`.
+  private func openWriterWaiting() throws -> AssetWriter {
+    let deadline = Date().addingTimeInterval(busyWait)
+    while true {
+      do {
+        return try openWriter()
+      } catch VaultError.assetBusy(let asset) {
+        if Date() >= deadline || lock.withLock({ closed }) { throw VaultError.assetBusy(asset) }
+        usleep(50_000)
+      }
     }
   }
 

@@ -48,6 +48,8 @@ final class ReadSession: @unchecked Sendable {
   private var yielded = false
   private var restarts = 0
   private var repairs = 0
+  /// Length and validator of the version this read started on.
+  private var firstVersion: (length: UInt64, validator: String?)?
   private var done = false
   private var reader: AssetReader?
   /// Chunks already stored when the read started: what it got "from the cache".
@@ -110,6 +112,15 @@ final class ReadSession: @unchecked Sendable {
       let piece: [UInt8]
       do {
         piece = try arrived.map { slice(of: $0, chunk: index) } ?? readStored(index)
+      } catch is AssetGone {
+        // Evicted or removed under the read: start over on a new entry (same origin
+        // version, or `originChanged` if bytes of another were delivered).
+        await loader.forget(try assetIDValue(), generation: generation)
+        restarts += 1
+        if restarts > 3 { throw LoaderError.originChanged(url: url.absoluteString) }
+        prepared = false
+        reader = nil
+        continue
       } catch let damaged as DamagedChunk {
         // Self-repair: drop the chunk and fetch it again (offline: a missing-range error).
         repairs += 1
@@ -129,7 +140,12 @@ final class ReadSession: @unchecked Sendable {
   }
 
   private func prepare() async throws {
-    let (asset, length, chunkSize, generation, stored) = try await loader.prepare(self)
+    let (asset, length, chunkSize, generation, stored, validator) = try await loader.prepare(
+      self)
+    if yielded, validator != firstVersion?.validator || length != firstVersion?.length {
+      throw LoaderError.originChanged(url: url.absoluteString)
+    }
+    if firstVersion == nil { firstVersion = (length, validator) }
     storedAtStart = stored
     self.assetID = asset
     self.length = length
@@ -168,17 +184,16 @@ final class ReadSession: @unchecked Sendable {
         reader = try loader.vault.reader(for: try assetIDValue())
       }
       guard let reader else { throw LoaderError.vault("no reader") }
-      guard reader.generation == generation else {
-        throw LoaderError.originChanged(url: url.absoluteString)
-      }
+      // A different generation, or none: the asset was replaced or evicted under the read.
+      guard reader.generation == generation else { throw AssetGone() }
       if !reader.presence.contains(index) {
-        guard try reader.refreshPresence() else {
-          throw LoaderError.originChanged(url: url.absoluteString)
-        }
+        guard try reader.refreshPresence() else { throw AssetGone() }
       }
       let chunkEnd = min(UInt64(index + 1) * UInt64(chunkSize), length) - 1
       let last = min(chunkEnd, end)
       return try reader.read(offset: position, count: Int(last - position + 1))
+    } catch VaultError.unknownAsset {
+      throw AssetGone()
     } catch VaultError.chunkDamaged(let asset, let damagedIndex, let reason) {
       throw DamagedChunk(asset: asset, index: damagedIndex, reason: reason)
     } catch let error as VaultError {
@@ -216,3 +231,6 @@ struct DamagedChunk: Error, CustomStringConvertible {
     VaultError.chunkDamaged(asset: asset, index: index, reason: reason).description
   }
 }
+
+/// The asset was removed from the vault (evicted, `vault rm`) while a read used it.
+struct AssetGone: Error {}

@@ -149,10 +149,13 @@ public struct ResourceLoader: Sendable {
             request.url, contentID: request.contentID, from: start, through: end
           )
           .makeAsyncIterator()
-          while !Task.isCancelled, let piece = try await pieces.next() {
+          // `request.isCancelled` too: a cancel that comes before the task is attached (a
+          // fast answer from the vault) only sets the flag until then.
+          while !Task.isCancelled, !request.isCancelled, let piece = try await pieces.next() {
             try Task.checkCancellation()
             request.respond(with: Data(piece))
           }
+          if request.isCancelled { throw CancellationError() }
           try Task.checkCancellation()
         }
         request.finishLoading()

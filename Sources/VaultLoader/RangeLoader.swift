@@ -108,6 +108,7 @@ public actor RangeLoader {
   public func flush() async throws {
     for entry in Array(entries.values) {
       await entry.storer.waitForBacklog(atMost: 0)
+      applyStores(id: entry.id, generation: entry.generation)
       if let error = entry.storer.failure { throw storeError(error) }
     }
     saveCounters()
@@ -179,14 +180,13 @@ public actor RangeLoader {
     return ChunkStorer(
       label: "vault.loader.store.\(id.short)", generation: generation, chunkSize: chunkSize,
       openWriter: {
-        try vault.beginFill(
-          identity: identity, length: info.length, validator: info.validator,
-          metadata: AssetMetadata(
-            name: name, contentType: info.contentType, originURL: url.absoluteString))
+        // Only this generation: if it was evicted or replaced meanwhile, storing into a
+        // fresh one would leave the entry's presence mirror wrong.
+        try vault.resumeFill(id, generation: generation)
       },
-      report: { [weak self] outcome in
+      report: { [weak self] in
         guard let self else { return }
-        Task { await self.stored(outcome, id: id, generation: generation) }
+        Task { await self.applyStores(id: id, generation: generation) }
       })
   }
 
@@ -228,12 +228,26 @@ public actor RangeLoader {
 
   // MARK: Waiting for chunks
 
-  /// Resolves the session's resource: its entry, length and generation.
+  /// Resolves the session's resource: its entry, length, generation and validator.
   func prepare(_ session: ReadSession) async throws -> (
-    id: AssetID, length: UInt64, chunkSize: Int, generation: UInt64, stored: PresenceMap
+    id: AssetID, length: UInt64, chunkSize: Int, generation: UInt64, stored: PresenceMap,
+    validator: String?
   ) {
     let entry = try await entry(url: session.url, contentID: session.contentID)
-    return (entry.id, entry.info.length, entry.chunkSize, entry.generation, entry.presence)
+    applyStores(id: entry.id, generation: entry.generation)
+    vault.noteAccess(entry.id)
+    return (
+      entry.id, entry.info.length, entry.chunkSize, entry.generation, entry.presence,
+      entry.info.validator
+    )
+  }
+
+  /// The asset behind an entry is gone from the vault (evicted or removed by another
+  /// process): drop the entry, so the next read starts over from the origin.
+  func forget(_ id: AssetID, generation: UInt64) {
+    guard let entry = entries[id], entry.generation == generation else { return }
+    fail(entry, GenerationChanged())
+    entry.storer.close()
   }
 
   /// Returns once chunk `index` is available, starting or joining a fetch: its bytes if it
@@ -368,12 +382,28 @@ public actor RangeLoader {
   func enforceLimitsSoon() {
     guard Date().timeIntervalSince(limitsCheckedAt) >= 1 else { return }
     limitsCheckedAt = Date()
-    let (vault, log, busy) = (vault, log, Set(entries.keys))
+    // Assets being read or fetched right now are not evicted under their readers.
+    let active = entries.values.filter {
+      !$0.fetches.isEmpty || !$0.readerPositions.isEmpty || !$0.arrived.isEmpty
+    }
+    let (vault, log, busy) = (vault, log, Set(active.map(\.id)))
     Task.detached {
-      guard let report = try? vault.enforceLimits(protecting: busy) else { return }
-      log(
-        "evicted \(report.evicted.count) assets (\(report.bytesBefore - report.bytesAfter) bytes) "
-          + "to fit the vault's limits")
+      // An asset whose writer was released only moments ago (2 s after its last store)
+      // is still busy: try again a few times rather than stay over the limit.
+      for attempt in 0..<4 {
+        if attempt > 0 { try? await Task.sleep(nanoseconds: 2_500_000_000) }
+        let limits = (try? vault.cacheLimits()) ?? .none
+        guard !limits.isEmpty,
+          let report = try? vault.prune(limits: limits, protecting: busy)
+        else { return }
+        if !report.evicted.isEmpty {
+          log(
+            "evicted \(report.evicted.count) assets "
+              + "(\(report.bytesBefore - report.bytesAfter) bytes) to fit the vault's limits")
+        }
+        let over = limits.maxBytes.map { report.bytesAfter > $0 } ?? false
+        if report.busy.isEmpty || !over { return }
+      }
     }
   }
 
@@ -609,14 +639,27 @@ public actor RangeLoader {
     entry.storer.enqueue(batch)
   }
 
-  /// A store call finished: its chunks are recorded (readers now open them from the vault)
-  /// or, if it failed, dropped from memory so a later read fetches them again.
-  func stored(_ outcome: ChunkStorer.Outcome, id: AssetID, generation: UInt64) {
+  /// Applies the entry's finished store calls to its state.
+  func applyStores(id: AssetID, generation: UInt64) {
     guard let entry = entries[id], entry.generation == generation else { return }
+    for outcome in entry.storer.takeCompleted() where entries[id] === entry {
+      stored(outcome, entry)
+    }
+  }
+
+  /// A store call finished: its chunks are recorded (readers now open them from the vault)
+  /// or, if it failed, the entry fails.
+  private func stored(_ outcome: ChunkStorer.Outcome, _ entry: LoaderEntry) {
     if let error = outcome.error {
       // Readers waiting on this entry get the error; the next read starts a new entry
-      // (and storer), so a disk that has room again is used again.
-      fail(entry, storeError(error))
+      // (and storer), so a disk that has room again is used again. An asset evicted or
+      // replaced meanwhile is no error: its readers start over.
+      switch error {
+      case VaultError.unknownAsset, VaultError.assetDamaged, is GenerationChanged:
+        fail(entry, GenerationChanged())
+      default:
+        fail(entry, storeError(error))
+      }
       entry.storer.close()
       return
     }

@@ -14,7 +14,7 @@ struct LoaderFixture {
 
   init(
     offline: Bool = false, origin: LoopbackOrigin? = nil, vault: Vault? = nil,
-    directory: String? = nil
+    directory: String? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
   ) throws {
     let dir =
       directory
@@ -30,7 +30,8 @@ struct LoaderFixture {
     self.vault =
       try vault ?? Vault.create(at: dir + "/vault", masterKey: key, chunkSize: Self.chunk)
     self.origin = try origin ?? LoopbackOrigin()
-    loader = RangeLoader(vault: self.vault, origin: HTTPOrigin(idleTimeout: 5), offline: offline)
+    loader = RangeLoader(
+      vault: self.vault, origin: HTTPOrigin(idleTimeout: 5), offline: offline, log: log)
   }
 
   /// Reads a range through the loader and collects it.
@@ -45,6 +46,8 @@ struct LoaderFixture {
     {
       out += piece
     }
+    // Readers get chunks before they are stored; tests look at the vault afterwards.
+    try await loader.flush()
     return out
   }
 
