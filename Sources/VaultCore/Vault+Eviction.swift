@@ -72,6 +72,18 @@ extension Vault {
     let bySize = assets.filter { !$0.pinned && !aged.contains($0.id) }
     var next = bySize.makeIterator()
     var index = 0
+    var batch: [(AssetFootprint, FileLock)] = []
+    // Rows whose generation changed since the listing are not evicted after all.
+    func flush() throws {
+      guard !batch.isEmpty else { return }
+      let gone = try evict(batch)
+      for (asset, _) in batch where !gone.contains(asset.id) {
+        total += asset.storedBytes
+        report.evicted.removeAll { $0.id == asset.id.hex }
+        report.busy.append(asset.id.hex)
+      }
+      batch = []
+    }
     while index < candidates.count || (limits.maxBytes.map { total > $0 } ?? false) {
       let asset: AssetFootprint
       let reason: String
@@ -89,10 +101,14 @@ extension Vault {
       }
       let name = (try? info(asset.id))?.name
       if !dryRun {
-        guard try evict(asset) else {
+        // Lock now (a busy asset does not count towards the limit), remove in batches.
+        let lock = FileLock(path: assetPath(asset.id, generation: asset.generation))
+        guard lock.tryExclusive() else {
           report.busy.append(asset.id.hex)
           continue
         }
+        batch.append((asset, lock))
+        if batch.count >= Self.evictionBatch { try flush() }
       }
       total -= min(total, asset.storedBytes)
       report.evicted.append(
@@ -100,6 +116,7 @@ extension Vault {
           id: asset.id.hex, name: name, bytes: asset.storedBytes, lastAccess: asset.lastAccess,
           reason: reason))
     }
+    try flush()
     report.bytesAfter = total
     if !dryRun && !report.evicted.isEmpty { try? addCounters(evictions: report.evicted.count) }
     return report
@@ -115,16 +132,23 @@ extension Vault {
     return report.evicted.isEmpty ? nil : report
   }
 
-  /// Removes one asset unless a writer holds it. Returns false if it was busy.
-  private func evict(_ asset: AssetFootprint) throws -> Bool {
-    let path = assetPath(asset.id, generation: asset.generation)
-    let lock = FileLock(path: path)
-    guard lock.tryExclusive() else { return false }
-    defer { lock.release() }
-    guard try index.deleteAsset(asset.id, ifGeneration: asset.generation) else { return false }
-    FileSystem.remove(path)
-    FileSystem.syncDirectory(FileSystem.parent(of: path))
-    return true
+  /// Assets removed per index transaction by `prune` (each holds an open file until then).
+  static let evictionBatch = 256
+
+  /// Removes locked assets: their rows in one transaction (only those still at the listed
+  /// generation), one WAL checkpoint, then their files, then one fsync per directory.
+  /// - Returns: the ids removed.
+  private func evict(_ batch: [(AssetFootprint, FileLock)]) throws -> Set<AssetID> {
+    let deleted = try index.deleteAssets(batch.map { ($0.0.id, $0.0.generation) })
+    var directories = Set<String>()
+    for (asset, lock) in batch where deleted.contains(asset.id) {
+      let path = assetPath(asset.id, generation: asset.generation)
+      FileSystem.remove(path)
+      lock.release()
+      directories.insert(FileSystem.parent(of: path))
+    }
+    for directory in directories { FileSystem.syncDirectory(directory) }
+    return deleted
   }
 }
 

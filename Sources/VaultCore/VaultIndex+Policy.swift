@@ -62,6 +62,23 @@ extension VaultIndex {
     return deleted
   }
 
+  /// Deletes several assets' rows in one transaction, each only if still at the given
+  /// generation, then checkpoints the WAL once. Returns the ids deleted.
+  func deleteAssets(_ assets: [(AssetID, UInt64)]) throws -> Set<AssetID> {
+    let deleted = try writeTransaction { db -> Set<AssetID> in
+      var done = Set<AssetID>()
+      for (id, generation) in assets {
+        try db.execute(
+          sql: "DELETE FROM asset WHERE id = ? AND generation = ?",
+          arguments: [Data(id.bytes), Int64(generation)])
+        if db.changesCount > 0 { done.insert(id) }
+      }
+      return done
+    }
+    if !deleted.isEmpty { try? checkpoint() }
+    return deleted
+  }
+
   /// Clears presence bits (chunks that failed to open, or lie past the end of the file),
   /// if the asset is still at `generation`. One transaction.
   /// - Returns: how many bits were set before.

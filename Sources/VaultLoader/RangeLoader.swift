@@ -37,6 +37,7 @@ public actor RangeLoader {
   var unsavedCounters = LoaderStatistics()
   var countersSavedAt = Date()
   var limitsCheckedAt = Date.distantPast
+  var limitsCheckScheduled = false
   let log: @Sendable (String) -> Void
 
   /// Creates a loader.
@@ -353,6 +354,11 @@ public actor RangeLoader {
     if Date().timeIntervalSince(countersSavedAt) > 2 { saveCounters() }
   }
 
+  private func enforceScheduledCheck() {
+    limitsCheckScheduled = false
+    enforceLimitsSoon()
+  }
+
   /// Adds what happened since the last call to the vault's persistent counters.
   func saveCounters() {
     let c = unsavedCounters
@@ -380,7 +386,18 @@ public actor RangeLoader {
   /// Applies the vault's cache limits (at most once a second, off the actor), never
   /// evicting an asset this loader has open.
   func enforceLimitsSoon() {
-    guard Date().timeIntervalSince(limitsCheckedAt) >= 1 else { return }
+    let since = Date().timeIntervalSince(limitsCheckedAt)
+    guard since >= 1 else {
+      // Checked less than a second ago: check once more when the second is up, so the
+      // last stores of a burst are not left over the limit.
+      guard !limitsCheckScheduled else { return }
+      limitsCheckScheduled = true
+      Task {
+        try? await Task.sleep(nanoseconds: UInt64((1 - since) * 1e9) + 1_000_000)
+        await self.enforceScheduledCheck()
+      }
+      return
+    }
     limitsCheckedAt = Date()
     // Assets being read or fetched right now are not evicted under their readers.
     let active = entries.values.filter {
