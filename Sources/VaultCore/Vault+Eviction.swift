@@ -136,18 +136,16 @@ extension Vault {
   static let evictionBatch = 256
 
   /// Removes locked assets: their rows in one transaction (only those still at the listed
-  /// generation), one WAL checkpoint, then their files, then one fsync per directory.
+  /// generation), one WAL checkpoint, then their files. The unlinks are not fsynced: the
+  /// durable step is the row (the key) going; a file that comes back after a crash opens
+  /// nothing and is an orphan the next open removes.
   /// - Returns: the ids removed.
   private func evict(_ batch: [(AssetFootprint, FileLock)]) throws -> Set<AssetID> {
     let deleted = try index.deleteAssets(batch.map { ($0.0.id, $0.0.generation) })
-    var directories = Set<String>()
     for (asset, lock) in batch where deleted.contains(asset.id) {
-      let path = assetPath(asset.id, generation: asset.generation)
-      FileSystem.remove(path)
+      FileSystem.remove(assetPath(asset.id, generation: asset.generation))
       lock.release()
-      directories.insert(FileSystem.parent(of: path))
     }
-    for directory in directories { FileSystem.syncDirectory(directory) }
     return deleted
   }
 }

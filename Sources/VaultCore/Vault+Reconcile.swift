@@ -19,51 +19,64 @@ public struct ReconcileReport: Sendable, Codable, Equatable {
 extension Vault {
   /// Makes the index and the asset files agree after a crash (``open(at:masterKey:)`` runs
   /// it): files no row owns are removed unless a writer holds them (an import or fill in
-  /// progress in another process), rows whose file is gone are dropped, and presence bits
-  /// of chunks past the end of their file are cleared. Chunks are not opened here (that
-  /// is `verify --repair`): the cost is one directory scan and one `stat` per asset.
+  /// progress in another process), and rows whose file is gone are dropped. With
+  /// `checkSizes`, presence bits of chunks past the end of their file are cleared too
+  /// (without it, `verify` reports them as damaged and `verify --repair` drops them). Chunks are not opened here (that is `verify`): the
+  /// cost is one directory scan, plus one `stat` per asset with `checkSizes`.
   ///
   /// The write ordering (FORMAT.md §7) means a crash leaves at most an orphan file (a
   /// crash before the row was written, or after it was deleted) or a leftover temporary
-  /// name; the other two repairs cover files damaged or removed behind the vault's back.
+  /// name; the other repairs cover files damaged or removed behind the vault's back. A chunk
+  /// past the end of a truncated file is also caught when read (self-repair).
   @discardableResult
-  public func reconcile(now: Date = Date()) throws -> ReconcileReport {
+  public func reconcile(now: Date = Date(), checkSizes: Bool = false) throws -> ReconcileReport {
     var report = ReconcileReport()
     let assets = try index.footprints()
     var owned: [String: AssetFootprint] = [:]
+    owned.reserveCapacity(assets.count)
     for asset in assets { owned["\(asset.id.hex).\(asset.generation)"] = asset }
-    // Every asset-like file, grouped by id (its first 64 characters).
-    var files: [Substring: [(name: String, path: String)]] = [:]
+    // One pass over chunks/: names the index owns are only marked; anything else that looks
+    // like an asset file is a candidate orphan.
+    var seen = Set<String>(minimumCapacity: assets.count)
+    var strays: [(name: String, path: String)] = []
     let chunks = directory + "/" + VaultFormat.chunksDirectoryName
-    for shard in FileSystem.listDirectory(chunks) where shard.count == 2 {
+    for shard in FileSystem.listDirectory(chunks) where shard.utf8.count == 2 {
       let folder = chunks + "/" + shard
-      for name in FileSystem.listDirectory(folder) where Self.isAssetFileName(name) {
-        files[name.prefix(64), default: []].append((name, folder + "/" + name))
+      for name in FileSystem.listDirectory(folder) {
+        if owned[name] != nil {
+          seen.insert(name)
+        } else if Self.isAssetFileName(name) {
+          strays.append((name, folder + "/" + name))
+        }
       }
     }
-    let ownedIDs = Set(owned.values.map { Substring($0.id.hex) })
-    for (id, list) in files {
+    let idsSeen = Set(seen.map { $0.prefix(64) })
+    let idsOwned = Set(assets.map { Substring($0.id.hex) })
+    var idsWithStrays = Set<Substring>()
+    for stray in strays {
+      let id = stray.name.prefix(64)
+      idsWithStrays.insert(id)
       // A row whose own file is missing while another generation's file exists is damage
       // (or tampering), not a crash: leave the id alone for `verify` to report.
-      if ownedIDs.contains(id), !list.contains(where: { owned[$0.name] != nil }) { continue }
-      for file in list where owned[file.name] == nil {
-        if try removeOrphan(file.path, name: file.name, now: now) {
-          report.orphanFilesRemoved += 1
-        }
+      if idsOwned.contains(id), !idsSeen.contains(id) { continue }
+      if try removeOrphan(stray.path, name: stray.name, now: now) {
+        report.orphanFilesRemoved += 1
       }
     }
-    for asset in owned.values {
-      let path = assetPath(asset.id, generation: asset.generation)
-      guard let size = FileSystem.size(of: path) else {
-        // No file of any generation: the record is of nothing.
-        if files[Substring(asset.id.hex)] == nil,
-          try index.deleteAsset(asset.id, ifGeneration: asset.generation)
-        {
-          report.recordsDropped += 1
-        }
-        continue
+    for (name, asset) in owned where !seen.contains(name) {
+      // No file of any generation: the record is of nothing.
+      if !idsWithStrays.contains(Substring(asset.id.hex)),
+        try index.deleteAsset(asset.id, ifGeneration: asset.generation)
+      {
+        report.recordsDropped += 1
       }
-      report.chunksCleared += try clearChunksPastEnd(asset, fileSize: size)
+    }
+    if checkSizes {
+      for (name, asset) in owned where seen.contains(name) {
+        guard let size = FileSystem.size(of: assetPath(asset.id, generation: asset.generation))
+        else { continue }
+        report.chunksCleared += try clearChunksPastEnd(asset, fileSize: size)
+      }
     }
     if report.orphanFilesRemoved > 0 { FileSystem.syncDirectory(chunks) }
     return report
@@ -103,11 +116,12 @@ extension Vault {
 
   /// `<64 hex>.<generation>`, or that with a `.new-PID-N` temporary suffix.
   static func isAssetFileName(_ name: String) -> Bool {
-    let base = name.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-    guard base.count >= 2, base[0].count == 64, base[0].allSatisfy(\.isHexDigit) else {
-      return false
-    }
-    return base[1].allSatisfy(\.isNumber) && !base[1].isEmpty
+    let bytes = Array(name.utf8)
+    guard bytes.count >= 66, bytes[64] == UInt8(ascii: "."),
+      bytes[0..<64].allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+    else { return false }
+    let generation = bytes[65...].prefix { $0 != UInt8(ascii: ".") }
+    return !generation.isEmpty && generation.allSatisfy { (0x30...0x39).contains($0) }
   }
 }
 

@@ -394,7 +394,7 @@ public actor RangeLoader {
       limitsCheckScheduled = true
       Task {
         try? await Task.sleep(nanoseconds: UInt64((1 - since) * 1e9) + 1_000_000)
-        await self.enforceScheduledCheck()
+        self.enforceScheduledCheck()
       }
       return
     }

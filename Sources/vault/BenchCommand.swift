@@ -46,6 +46,9 @@ extension VaultCommand {
     @Flag(help: "Skip the range-loader section (loopback origin, cold/warm reads, player replay).")
     var skipLoader = false
 
+    @Option(help: "Assets in the cache-policy section's vault (open and prune times).")
+    var policyAssets = 10_000
+
     /// The --size value in bytes.
     var bytes: Int { size?.value ?? 1 << 30 }
 
@@ -54,6 +57,7 @@ extension VaultCommand {
       guard seconds >= 1 else { throw ValidationError("--seconds must be at least 1") }
       guard reads >= 100 else { throw ValidationError("--reads must be at least 100") }
       guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+      guard policyAssets >= 1 else { throw ValidationError("--policy-assets must be at least 1") }
     }
 
     func run() throws {
@@ -76,6 +80,7 @@ extension VaultCommand {
         let runner = BenchRunner(
           size: bytes, seconds: seconds, reads: reads, runs: runs, loader: !skipLoader,
           directory: directory, command: BenchFormat.shellLine(CommandLine.arguments))
+        runner.policyAssets = policyAssets
         let report = try runner.run()
         print(report.table())
         if let write {
@@ -114,6 +119,8 @@ final class BenchRunner {
   let loader: Bool
   let directory: String
   let command: String
+  /// Assets in the cache-policy section's vault.
+  var policyAssets = 10_000
   private let status: BenchStatus
   private var commandsRun: [String] = []
   private var gnuTime: String?
@@ -131,7 +138,7 @@ final class BenchRunner {
     self.loader = loader
     self.directory = directory
     self.command = command
-    status = BenchStatus(steps: 7 + runs + (loader ? LoaderBench.runs + 2 : 0))
+    status = BenchStatus(steps: 10 + runs + (loader ? LoaderBench.runs + 2 : 0))
   }
 
   /// One round of the child-process comparison: the vault and age on the same input.
@@ -299,6 +306,11 @@ final class BenchRunner {
         })
     }
 
+    // 7. Cache policy: index costs, open and prune of a vault of many assets.
+    let policy = try PolicyBench(
+      assets: policyAssets, directory: directory, key: try DemoKey.load()
+    ).run(step: { status.next($0) })
+
     status.next("report")
     let mb = Double(size)
     func median(_ values: [Double]) -> Double { BenchFormat.quantile(values.sorted(), 0.5) }
@@ -426,6 +438,7 @@ final class BenchRunner {
           result: "\(rss(encrypt)) / \(rss(decrypt))"))
     }
     if let loaderFigures { rows += loaderFigures.rows(exportRate: mb / exportInProcess) }
+    rows += policy.rows()
     rows.append(
       BenchRow(
         measure: "plain read of the input (page cache, 4 MiB reads)",
@@ -459,7 +472,7 @@ final class BenchRunner {
     return BenchReport(
       command: command, machine: machine, date: date, rows: rows, commandsRun: unique,
       notes: notes() + (loaderFigures.map(LoaderModel.notes) ?? []),
-      interpretation: interpretation + loaderLines)
+      interpretation: interpretation + loaderLines + policy.lines())
   }
 
   /// Writes and deletes a file a little larger than --size, untimed, right before a timed

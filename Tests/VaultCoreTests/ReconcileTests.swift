@@ -60,7 +60,9 @@ struct ReconcileTests {
 
     let reopened = try Vault.open(at: t.vault.directory, masterKey: try demoKey())
     #expect(reopened.repairsOnOpen.recordsDropped == 1)
-    #expect(reopened.repairsOnOpen.chunksCleared == 2)
+    // Open does not stat every file; verify (and reconcile(checkSizes:)) does.
+    #expect(reopened.repairsOnOpen.chunksCleared == 0)
+    #expect(try reopened.reconcile(checkSizes: true).chunksCleared == 2)
     #expect(try reopened.list().map(\.name).sorted() == ["cut", "fine"])
     let info = try reopened.info(try reopened.resolve("cut"))
     #expect(info.chunksStored == 2 && !info.complete)
