@@ -140,35 +140,60 @@ public actor RangeLoader {
   ) async throws -> LoaderEntry {
     let name =
       contentID ?? (url.lastPathComponent.isEmpty ? url.absoluteString : url.lastPathComponent)
-    if let stored = try? vault.info(id), let reader = try? vault.reader(for: id) {
-      let info = ContentInfo(
-        length: stored.size, contentType: stored.contentType, acceptsRanges: true,
-        validator: stored.validator)
-      return LoaderEntry(
-        id: id, identity: identity, url: url, name: name, info: info,
-        generation: stored.generation, presence: reader.presence, chunkSize: stored.chunkSize,
-        storer: makeStorer(
-          id: id, identity: identity, url: url, name: name, info: info,
-          generation: stored.generation, chunkSize: stored.chunkSize))
+    if let entry = storedEntry(id: id, identity: identity, url: url, name: name) {
+      return entry
     }
     guard !offline else {
       throw LoaderError.offlineMissing(url: url.absoluteString, start: 0, end: 0)
     }
     let info = try await probe(url)
-    let writer = try mapVault {
-      try vault.beginFill(
-        identity: identity, length: info.length, validator: info.validator,
-        metadata: AssetMetadata(
-          name: name, contentType: info.contentType, originURL: url.absoluteString))
+    let deadline = Date().addingTimeInterval(30)
+    while true {
+      do {
+        let writer = try vault.beginFill(
+          identity: identity, length: info.length, validator: info.validator,
+          metadata: AssetMetadata(
+            name: name, contentType: info.contentType, originURL: url.absoluteString))
+        let storer = makeStorer(
+          id: id, identity: identity, url: url, name: name, info: info,
+          generation: writer.generation, chunkSize: writer.chunkSize)
+        storer.adopt(writer)
+        return LoaderEntry(
+          id: id, identity: identity, url: url, name: name, info: info,
+          generation: writer.generation, presence: try mapVault { try writer.presence() },
+          chunkSize: writer.chunkSize, storer: storer)
+      } catch VaultError.assetBusy(let asset) {
+        // Another process is creating or filling this asset: once its record is there,
+        // use it (our stores then take turns with that writer).
+        if let entry = storedEntry(id: id, identity: identity, url: url, name: name) {
+          return entry
+        }
+        guard Date() < deadline else {
+          throw LoaderError.vault(VaultError.assetBusy(asset).description)
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+      } catch let error as VaultError {
+        throw LoaderError.vault(error.description)
+      }
     }
-    let storer = makeStorer(
-      id: id, identity: identity, url: url, name: name, info: info,
-      generation: writer.generation, chunkSize: writer.chunkSize)
-    storer.adopt(writer)
+  }
+
+  /// An entry for an asset the vault already holds (no origin request), or nil.
+  private func storedEntry(id: AssetID, identity: AssetIdentity, url: URL, name: String)
+    -> LoaderEntry?
+  {
+    guard let stored = try? vault.info(id), let reader = try? vault.reader(for: id) else {
+      return nil
+    }
+    let info = ContentInfo(
+      length: stored.size, contentType: stored.contentType, acceptsRanges: true,
+      validator: stored.validator)
     return LoaderEntry(
       id: id, identity: identity, url: url, name: name, info: info,
-      generation: writer.generation, presence: try mapVault { try writer.presence() },
-      chunkSize: writer.chunkSize, storer: storer)
+      generation: stored.generation, presence: reader.presence, chunkSize: stored.chunkSize,
+      storer: makeStorer(
+        id: id, identity: identity, url: url, name: name, info: info,
+        generation: stored.generation, chunkSize: stored.chunkSize))
   }
 
   /// The entry's background storer: opens (or continues) the generation's writer when it
