@@ -114,13 +114,15 @@ struct Responder: Sendable {
     let (loader, vault) = (server.loader, server.vault)
     let info = try await loader.contentInfo(for: url, contentID: contentID)
     let id = try loader.assetID(for: url, contentID: contentID)
-    let reader = try await server.pool.runIfActive { BlockReaderHandle(try? vault.reader(for: id)) }
+    let (reader, storedChunkSize) = try await server.pool.runIfActive {
+      (BlockReaderHandle(try? vault.reader(for: id)), try? vault.info(id).chunkSize)
+    }
     let stored = reader.reader
     let generation = stored?.generation ?? 0
     let representation = Representation(
       length: info.length, contentType: info.contentType,
       etag: EntityTag.make(id: id, generation: generation, length: info.length))
-    let chunkSize = (try? vault.info(id).chunkSize) ?? vault.chunkSize
+    let chunkSize = storedChunkSize ?? vault.chunkSize
     try await serve(representation, writer) { start, end in
       // Fully stored: straight from the vault, as fast as an imported asset.
       if let stored, stored.length == info.length,
