@@ -72,6 +72,16 @@ final class RawHTTPClient {
     return (status, headers, body)
   }
 
+  /// Sends a GET and reads only the response head and about `bytes` of the body, leaving
+  /// the rest unread (a client that stops reading, like a paused player).
+  func startGet(_ target: String, port: Int, readingAbout bytes: Int) throws -> Int {
+    let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+    let n = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+    guard n == request.count else { throw Failure(description: "send failed") }
+    while buffer.count < bytes { try fill() }
+    return buffer.count
+  }
+
   private func fill() throws {
     var chunk = [UInt8](repeating: 0, count: 256 * 1024)
     let n = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

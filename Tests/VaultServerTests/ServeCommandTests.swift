@@ -58,6 +58,39 @@ struct ServeCommandTests {
     #expect(!log.contains(base.pathComponents[1]), "the token must not be logged")
   }
 
+  /// A client that stops reading must not make the server buffer the asset: the server's
+  /// resident memory stays within a few blocks while a 64 MiB response waits.
+  @Test func slowClientDoesNotMakeTheServerBuffer() async throws {
+    let dir = try await makeVault()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let file = dir + "/big.bin"
+    let pattern = media(1 << 20, seed: 5)
+    try Data((0..<64).flatMap { _ in pattern }).write(to: URL(fileURLWithPath: file))
+    let imported = try await ProcessRunner.run(
+      ServeProcess.binary, ["import", file, "--vault", dir + "/vault", "--key-file", key])
+    #expect(imported.status == 0)
+    let server = try await serve(["--vault", dir + "/vault", "--key-file", key, "--quiet"])
+    let base = try #require(server.baseURL)
+    let pid = server.process.processIdentifier
+    let before = residentBytes(pid)
+    let client = try RawHTTPClient(port: base.port ?? 0)
+    let got = try client.startGet(
+      base.path + "/assets/big.bin", port: base.port ?? 0, readingAbout: 1 << 20)
+    try await Task.sleep(for: .milliseconds(1500))
+    let during = residentBytes(pid)
+    #expect(got < 64 << 20)
+    #expect(
+      during - before < 32 << 20, "server grew by \(during - before) bytes for a stalled client")
+    let (status, _, _) = await stop(server)
+    #expect(status == 0)
+  }
+
+  func residentBytes(_ pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+  }
+
   @Test func badVaultIsOneLineError() async throws {
     let result = try await ProcessRunner.run(
       ServeProcess.binary, ["serve", "--vault", "/nonexistent/vault", "--key-file", key])
