@@ -12,6 +12,8 @@ final class RequestHandler: ChannelInboundHandler {
   private let server: ServerContext
   private var head: HTTPRequestHead?
   private var task: Task<Void, Never>?
+  /// Whether a response is being produced; set by the responder task, hence a lock.
+  private let responding = Locked(false)
 
   init(server: ServerContext) { self.server = server }
 
@@ -25,7 +27,12 @@ final class RequestHandler: ChannelInboundHandler {
       guard let head else { return }
       self.head = nil
       let responder = Responder(server: server, channel: context.channel, request: head)
-      task = server.tasks.spawn { await responder.respond() }
+      let responding = self.responding
+      responding.withLock { $0 = true }
+      task = server.tasks.spawn {
+        await responder.respond()
+        responding.withLock { $0 = false }
+      }
     }
   }
 
@@ -34,6 +41,16 @@ final class RequestHandler: ChannelInboundHandler {
     task?.cancel()
     task = nil
     context.fireChannelInactive()
+  }
+
+  /// A keep-alive connection idle between requests is closed after a while; one whose
+  /// response is still being sent (a paused player) is left alone.
+  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    if event is IdleStateHandler.IdleStateEvent, !responding.withLock({ $0 }) {
+      context.close(promise: nil)
+      return
+    }
+    context.fireUserInboundEventTriggered(event)
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {

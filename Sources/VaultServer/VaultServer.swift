@@ -45,6 +45,9 @@ public final class VaultServer: Sendable {
     self.connections = connections
   }
 
+  /// Seconds a keep-alive connection may wait for its next request before it is closed.
+  static let idleSeconds: Int64 = 120
+
   /// Starts a server.
   ///
   /// - Parameters:
@@ -95,6 +98,8 @@ public final class VaultServer: Sendable {
         return channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withErrorHandling: true)
+          try channel.pipeline.syncOperations.addHandler(
+            IdleStateHandler(readTimeout: .seconds(Self.idleSeconds)))
           try channel.pipeline.syncOperations.addHandler(RequestHandler(server: context))
         }
       }
