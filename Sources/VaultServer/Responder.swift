@@ -90,39 +90,39 @@ struct Responder: Sendable {
   // MARK: Routes
 
   private func serveAsset(_ name: String, _ writer: ResponseWriter) async throws {
-    let vault = server.vault
-    let (handle, chunkSize) = try await server.pool.runIfActive {
-      let id = try vault.resolve(name)
-      let info = try vault.info(id)
-      return (BlockReaderHandle(try vault.reader(for: id)), info.chunkSize)
+    let (vault, readers) = (server.vault, server.readers)
+    let lease = try await server.pool.runIfActive {
+      try readers.take(try vault.resolve(name), vault: vault)
     }
-    guard let asset = handle.reader else { throw HTTPFailure(.internalServerError, "no reader") }
+    let asset = lease.reader
     let representation = Representation(
       length: asset.length, contentType: asset.metadata.contentType,
       etag: EntityTag.make(id: asset.assetID, generation: asset.generation, length: asset.length))
     try await serve(representation, writer) { start, end in
       // A fetched asset may be partial: say so before the head, not by cutting the body.
-      if let missing = asset.presence.firstMissing(start: start, end: end, chunkSize: chunkSize) {
+      if let missing = asset.presence.firstMissing(
+        start: start, end: end, chunkSize: lease.chunkSize)
+      {
         throw HTTPFailure(
           .serviceUnavailable, "chunk \(missing) of this asset is not stored")
       }
       return { try await streamBlocks(BlockReader(asset), start: start, end: end, writer) }
     }
+    readers.give(lease)
   }
 
   private func serveStream(_ url: URL, contentID: String?, _ writer: ResponseWriter) async throws {
     let (loader, vault) = (server.loader, server.vault)
     let info = try await loader.contentInfo(for: url, contentID: contentID)
     let id = try loader.assetID(for: url, contentID: contentID)
-    let (reader, storedChunkSize) = try await server.pool.runIfActive {
-      (BlockReaderHandle(try? vault.reader(for: id)), try? vault.info(id).chunkSize)
-    }
-    let stored = reader.reader
+    let readers = server.readers
+    let lease = try await server.pool.runIfActive { try? readers.take(id, vault: vault) }
+    let stored = lease?.reader
     let generation = stored?.generation ?? 0
     let representation = Representation(
       length: info.length, contentType: info.contentType,
       etag: EntityTag.make(id: id, generation: generation, length: info.length))
-    let chunkSize = storedChunkSize ?? vault.chunkSize
+    let chunkSize = lease?.chunkSize ?? vault.chunkSize
     try await serve(representation, writer) { start, end in
       // Fully stored: straight from the vault, as fast as an imported asset.
       if let stored, stored.length == info.length,
@@ -143,6 +143,7 @@ struct Responder: Sendable {
         }
       }
     }
+    if let lease { readers.give(lease) }
   }
 
   // MARK: HTTP semantics
@@ -211,11 +212,4 @@ struct Responder: Sendable {
       offset = next
     }
   }
-}
-
-/// Carries a freshly opened reader out of the pool closure (see ``BlockReader`` for why a
-/// reader may cross threads).
-struct BlockReaderHandle: @unchecked Sendable {
-  let reader: AssetReader?
-  init(_ reader: AssetReader?) { self.reader = reader }
 }

@@ -36,7 +36,9 @@ final class ResponseWriter {
     self.status = status
     headSent = true
     let head = HTTPResponseHead(version: request.version, status: status, headers: headers)
-    try await channel.writeAndFlush(HTTPServerResponsePart.head(head)).get()
+    // Not awaited: the first body block is prepared while the head goes out (writes keep
+    // their order, and the next body write waits for this one).
+    pending = channel.writeAndFlush(HTTPServerResponsePart.head(head))
   }
 
   /// Queues a body block once the previous one has reached the socket.
@@ -50,12 +52,16 @@ final class ResponseWriter {
   /// Waits for the body, ends the response, and closes the connection unless it is kept
   /// alive.
   func end() async throws {
-    if let pending { try await pending.get() }
+    // `.end` carries no bytes, so it is queued behind the last block without waiting; a
+    // failure of that last block still reaches the caller.
+    let last = pending
     pending = nil
-    // Every body byte was written: a client that closes now (it has what Content-Length
-    // promised) is no failure.
-    try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
-    if !request.isKeepAlive { try? await channel.close() }
+    let ended: EventLoopFuture<Void> = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+    if !request.isKeepAlive {
+      let channel = self.channel
+      ended.whenComplete { _ in channel.close(promise: nil) }
+    }
+    try await last?.get()
   }
 
   /// A complete response with a short text body (errors, 416).

@@ -13,6 +13,7 @@ final class ServerContext: Sendable {
   /// Where blocking work runs (SQLite look-ups, decrypting blocks): never the event loop.
   let pool: NIOThreadPool
   let tasks = TaskRegistry()
+  let readers = ReaderPool()
   /// Bytes per body write: large writes keep syscalls and event-loop hops rare.
   let blockSize = 1 << 20
 
