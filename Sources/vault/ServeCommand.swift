@@ -70,8 +70,8 @@ extension VaultCommand {
   }
 }
 
-/// Waits for SIGINT or SIGTERM, once; the signals are ignored by default handling while
-/// serve runs so it can close connections and exit 0.
+/// Waits for SIGINT or SIGTERM: the first one starts a graceful stop (exit 0), a second
+/// one exits at once.
 final class ShutdownSignal: Sendable {
   private let sources = Locked<[any DispatchSourceSignal]>([])
 
@@ -87,7 +87,13 @@ final class ShutdownSignal: Sendable {
             defer { done = true }
             return !done
           }
-          if first { continuation.resume(returning: name) }
+          if first {
+            continuation.resume(returning: name)
+          } else {
+            // A second Ctrl-C while stopping: the user wants out now. Recorded chunks are
+            // intact either way (stores are recorded only after they are synced).
+            _exit(number == SIGINT ? 130 : 143)
+          }
         }
         source.resume()
         made.append(source)
