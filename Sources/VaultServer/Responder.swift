@@ -22,8 +22,10 @@ struct Responder: Sendable {
         writer.abort()
       } else if !(error is CancellationError) {
         let failure = HTTPFailure(error)
+        // RFC 9110 §15.5.6: a 405 names the methods that are allowed.
+        let allow = failure.status == .methodNotAllowed ? [("Allow", "GET, HEAD")] : []
         try? await writer.simple(
-          failure.status, [("X-Vault-Error", failure.headerValue)],
+          failure.status, [("X-Vault-Error", failure.headerValue)] + allow,
           text: "\(failure.status.code) \(failure.status.reasonPhrase): \(failure.headerValue)\n")
       }
     }

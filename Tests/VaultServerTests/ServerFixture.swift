@@ -52,22 +52,3 @@ func media(_ count: Int, seed: UInt64) -> [UInt8] {
     return UInt8(truncatingIfNeeded: state >> 33)
   }
 }
-
-/// The chunks an origin delivered completely, per request, from its request log.
-func completeChunks(_ records: [RequestRecord], chunk: Int) -> [[Int]] {
-  records.compactMap { record -> [Int]? in
-    guard record.method == "GET", record.status == 206 || record.status == 200 else { return nil }
-    var start = 0
-    if let range = record.range, let eq = range.firstIndex(of: "="),
-      let dash = range.firstIndex(of: "-"),
-      let first = Int(range[range.index(after: eq)..<dash])
-    {
-      start = first
-    }
-    if record.status == 200 { start = 0 }
-    let end = start + record.bodyBytesSent
-    let firstChunk = (start + chunk - 1) / chunk
-    let lastChunk = end / chunk
-    return firstChunk < lastChunk ? Array(firstChunk..<lastChunk) : []
-  }
-}
