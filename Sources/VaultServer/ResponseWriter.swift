@@ -68,13 +68,14 @@ final class ResponseWriter {
   func simple(
     _ status: HTTPResponseStatus, _ fields: [(String, String)] = [], text: String? = nil
   ) async throws {
-    let body = text ?? "\(status.code) \(status.reasonPhrase)\n"
-    try await head(
-      status,
-      fields + [
-        ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "\(body.utf8.count)"),
-      ])
-    if !isHEAD { try await self.body(ByteBuffer(string: body)) }
+    // RFC 9110 §8.6: a 204 has no content and no Content-Length.
+    let body = status == .noContent ? "" : text ?? "\(status.code) \(status.reasonPhrase)\n"
+    let framing =
+      status == .noContent
+      ? []
+      : [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "\(body.utf8.count)")]
+    try await head(status, fields + framing)
+    if !isHEAD && !body.isEmpty { try await self.body(ByteBuffer(string: body)) }
     try await end()
   }
 

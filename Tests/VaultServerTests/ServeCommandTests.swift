@@ -110,13 +110,14 @@ struct ServeCommandTests {
     let origin = try LoopbackOrigin()
     defer { origin.stop() }
     origin.serve("/film.mp4", bytes: source, contentType: "video/mp4")
-    origin.setBehaviors([.trickle(bytesPerSecond: 1_000_000)], for: "/film.mp4")
+    origin.setBehaviors([.trickle(bytesPerSecond: 300_000)], for: "/film.mp4")
     let args = ["--vault", dir + "/vault", "--key-file", key, "--quiet"]
     let encoded =
       origin.url("/film.mp4").absoluteString.addingPercentEncoding(
         withAllowedCharacters: .alphanumerics) ?? ""
 
-    // 1. Play; SIGTERM after about a second, mid-stream.
+    // 1. Play; SIGTERM once about 300 KB came from the origin (of 3 MiB trickling at
+    // 300 KB/s: mid-stream even on a busy machine).
     let first = try await serve(args)
     let base1 = try #require(first.baseURL)
     let download = Task {
@@ -124,7 +125,10 @@ struct ServeCommandTests {
         "curl", ["-s", "-o", "/dev/null", base1.absoluteString + "stream?url=" + encoded],
         timeout: 30)
     }
-    try await Task.sleep(for: .milliseconds(1200))
+    let deadline = ContinuousClock.now + .seconds(20)
+    while origin.bodyBytesSent < 300_000 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
     let (status, _, log) = await stop(first)
     #expect(status == 0, "stderr: \(log)")
     _ = try await download.value
