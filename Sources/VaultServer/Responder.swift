@@ -108,7 +108,7 @@ struct Responder: Sendable {
         throw HTTPFailure(
           .serviceUnavailable, "chunk \(missing) of this asset is not stored")
       }
-      return { try await streamBlocks(BlockReader(asset), start: start, end: end, writer) }
+      return try await streamBlocks(BlockReader(asset), start: start, end: end, writer)
     }
     readers.give(lease)
   }
@@ -130,7 +130,7 @@ struct Responder: Sendable {
       if let stored, stored.length == info.length,
         stored.presence.firstMissing(start: start, end: end, chunkSize: chunkSize) == nil
       {
-        return { try await streamBlocks(BlockReader(stored), start: start, end: end, writer) }
+        return try await streamBlocks(BlockReader(stored), start: start, end: end, writer)
       }
       if loader.offline {
         let missing =
@@ -201,17 +201,28 @@ struct Responder: Sendable {
 
   /// Decrypts `start...end` in blocks on the pool; the next block is decrypted while the
   /// previous one drains to the socket (the writer holds at most one pending write).
+  /// The first block is decrypted before this returns, that is before the head is sent, so
+  /// a damaged chunk there (a player's small range: the whole answer) gets a 500, not a
+  /// cut connection.
   private func streamBlocks(
     _ reader: BlockReader, start: UInt64, end: UInt64, _ writer: ResponseWriter
-  ) async throws {
-    let size = UInt64(server.blockSize)
-    var offset = start
-    while offset <= end {
+  ) async throws -> () async throws -> Void {
+    let (pool, size) = (server.pool, UInt64(server.blockSize))
+    func block(_ offset: UInt64) async throws -> (ByteBuffer, next: UInt64) {
       let next = min(end + 1, (offset / size + 1) * size)
-      let (at, count) = (offset, Int(next - offset))
-      let buffer = try await server.pool.runIfActive { try reader.block(offset: at, count: count) }
-      try await writer.body(buffer)
-      offset = next
+      let count = Int(next - offset)
+      return (try await pool.runIfActive { try reader.block(offset: offset, count: count) }, next)
+    }
+    let first = try await block(start)
+    return {
+      try await writer.body(first.0)
+      var offset = first.next
+      while offset <= end {
+        let (buffer, next) = try await block(offset)
+        try await writer.body(buffer)
+        offset = next
+      }
     }
   }
+
 }

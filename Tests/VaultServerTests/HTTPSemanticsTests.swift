@@ -175,6 +175,30 @@ struct HTTPSemanticsTests {
     }
   }
 
+  /// A chunk changed on disk is refused: 500 with a reason, never its bytes; other ranges
+  /// of the asset are still served.
+  @Test func damagedChunkIs500() async throws {
+    try await withServer { f, url in
+      let id = try f.vault.resolve("clip.mp4").hex
+      let chunks = f.directory + "/vault/chunks/" + String(id.prefix(2))
+      let name = try #require(
+        try FileManager.default.contentsOfDirectory(atPath: chunks).first { $0.hasPrefix(id) })
+      let handle = try #require(FileHandle(forUpdatingAtPath: chunks + "/" + name))
+      let size = try handle.seekToEnd()
+      try handle.seek(toOffset: size / 2)
+      let byte = try #require(try handle.read(upToCount: 1)?.first)
+      try handle.seek(toOffset: size / 2)
+      try handle.write(contentsOf: [byte ^ 0x40])
+      try handle.close()
+      let damaged = try await Curl.get(url)
+      #expect(damaged.status == 500)
+      #expect(damaged.headers["x-vault-error"]?.contains("damaged") == true)
+      #expect(damaged.body.count < 1000)
+      let intact = try await Curl.get(url, ["-r", "0-9999"])
+      #expect(intact.status == 206 && intact.body == Array(source[0...9999]))
+    }
+  }
+
   @Test func offlineMissingIs504() async throws {
     let f = try await ServerFixture.start(offline: true)
     f.origin.serve("/a.mp4", bytes: source)
