@@ -42,6 +42,11 @@ final class ServeProcess: @unchecked Sendable {
     baseURL = URL(string: String(decoding: line, as: UTF8.self).trimmingCharacters(in: .newlines))
   }
 
+  /// A test that failed before ``terminate()`` must not leave a server running.
+  deinit {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+  }
+
   /// Sends SIGTERM and waits (bounded) for the exit.
   /// - Returns: exit status, the rest of stdout after the first line, and stderr.
   func terminate() -> (status: Int32, extraStdout: String, stderr: String) {
