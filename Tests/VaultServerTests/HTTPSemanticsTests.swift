@@ -199,6 +199,29 @@ struct HTTPSemanticsTests {
     }
   }
 
+  /// `&id=` keys the resource by a content id: a second URL (another CDN host, another
+  /// signature) with the same id is served from the vault without asking its origin.
+  @Test func contentIDKeysAcrossURLs() async throws {
+    try await withServer { f, _ in
+      f.origin.serve("/a.mp3", bytes: source, contentType: "audio/mpeg")
+      let first = try await Curl.get(
+        f.server.url(forOrigin: f.origin.url("/a.mp3?sig=1"), contentID: "song 42"))
+      #expect(first.status == 200 && first.body == source)
+      f.origin.resetStatistics()
+      let other = try #require(URL(string: "http://127.0.0.1:9/elsewhere/b.mp3?sig=2"))
+      let second = try await Curl.get(
+        f.server.url(forOrigin: other, contentID: "song 42"), ["-r", "1000-1999"])
+      #expect(second.status == 206 && second.body == Array(source[1000...1999]))
+      #expect(f.origin.requests.isEmpty)
+      let base = f.server.baseURL.absoluteString
+      #expect(
+        f.server.url(forOrigin: other, contentID: "song 42").absoluteString
+          == base
+          + "stream?url=http%3A%2F%2F127.0.0.1%3A9%2Felsewhere%2Fb.mp3%3Fsig%3D2&id=song%2042")
+      #expect(f.server.url(forAsset: "my song.mp3").absoluteString == base + "assets/my%20song.mp3")
+    }
+  }
+
   @Test func offlineMissingIs504() async throws {
     let f = try await ServerFixture.start(offline: true)
     f.origin.serve("/a.mp4", bytes: source)
