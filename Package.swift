@@ -9,11 +9,13 @@ let package = Package(
     .library(name: "VaultCore", targets: ["VaultCore"]),
     .library(name: "VaultLoader", targets: ["VaultLoader"]),
     .library(name: "LoopbackOrigin", targets: ["LoopbackOrigin"]),
+    .library(name: "VaultServer", targets: ["VaultServer"]),
     .executable(name: "vault", targets: ["vault"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
   ],
   targets: [
     // The only module that sees OpenSSL's C API; imported `internal` by VaultCrypto.
@@ -33,12 +35,22 @@ let package = Package(
     ),
     // Range loader: answers byte ranges from the vault, fetches missing chunks from the origin.
     .target(name: "VaultLoader", dependencies: ["VaultCore"]),
+    // Loopback HTTP proxy: serves imported assets and origin URLs (through the range loader) to players.
+    .target(
+      name: "VaultServer",
+      dependencies: [
+        "VaultCore", "VaultCrypto", "VaultLoader",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ]
+    ),
     // A small HTTP/1.1 origin on loopback that can misbehave on purpose (tests, demo, bench).
     .target(name: "LoopbackOrigin"),
     .executableTarget(
       name: "vault",
       dependencies: [
-        "VaultCore", "VaultCrypto", "VaultLoader", "LoopbackOrigin",
+        "VaultCore", "VaultCrypto", "VaultLoader", "VaultServer", "LoopbackOrigin",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -55,6 +67,11 @@ let package = Package(
     ),
     // Runs the built `vault` binary as a child process, as a user would.
     .testTarget(name: "VaultCLITests", dependencies: ["vault", "LoopbackOrigin"]),
+    // Real clients (curl, ffmpeg, a socket load client) against the server on loopback.
+    .testTarget(
+      name: "VaultServerTests",
+      dependencies: ["VaultServer", "VaultCore", "VaultLoader", "LoopbackOrigin", "vault"]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )
