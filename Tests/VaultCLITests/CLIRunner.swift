@@ -73,14 +73,33 @@ struct CLI {
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { usleep(10_000) }
     if process.isRunning {
+      let stacks = Self.backtrace(of: process.processIdentifier)
+      Issue.record("vault \(args) timed out\n\(stacks)")
       process.terminate()
-      Issue.record("vault \(args) timed out")
     }
     process.waitUntilExit()
     while !collected.done { usleep(1_000) }
     return CLIResult(
       status: process.terminationStatus, stdout: String(decoding: collected.out, as: UTF8.self),
       stderr: String(decoding: collected.err, as: UTF8.self), stdoutData: collected.out)
+  }
+}
+
+extension CLI {
+  /// Every thread's stack of a hung child, when gdb is installed (for the failure message).
+  static func backtrace(of pid: Int32) -> String {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "" }
+    let gdb = Process()
+    gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+    gdb.arguments = ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 12"]
+    let out = Pipe()
+    gdb.standardOutput = out
+    gdb.standardError = FileHandle.nullDevice
+    guard (try? gdb.run()) != nil else { return "" }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    gdb.waitUntilExit()
+    return text.split(separator: "\n").filter { $0.hasPrefix("#") || $0.hasPrefix("Thread") }
+      .prefix(200).joined(separator: "\n")
   }
 }
 

@@ -49,6 +49,8 @@ struct LoadTests {
     #expect(outcome.responses >= 64)
     // Single flight: each chunk stored once; what the loader took from the origin is the
     // resource plus the tail of transfers cut short by a seek (bytes still in flight).
+    // Chunks reach readers before they are stored: wait for the stores to be recorded.
+    try await f.server.loader.flush()
     let stats = await f.server.loader.statistics
     let stored = try f.vault.reader(
       for: try f.server.loader.assetID(for: f.origin.url("/load.bin"))
