@@ -52,7 +52,9 @@ let package = Package(
       dependencies: [
         "VaultCore", "VaultCrypto", "VaultLoader", "VaultServer", "LoopbackOrigin",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]
+      ],
+      // The demo's sample: a 30 s H.264/AAC MP4 (909 KB), generated once with ffmpeg.
+      resources: [.copy("Resources/demo-sample.mp4")]
     ),
     .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
     .testTarget(

@@ -1,112 +1,305 @@
 import ArgumentParser
 import Foundation
+import LoopbackOrigin
 import VaultCore
+import VaultLoader
+import VaultServer
 
 extension VaultCommand {
-  /// `vault demo`: the README's first command. Builds a demo vault with the published demo
-  /// key and shows what the vault does, with numbers.
-  struct Demo: ParsableCommand {
+  /// `vault demo`: the README's first command. Streams a real MP4 from a loopback origin
+  /// through `vault serve`'s proxy into a demo vault (published demo key), the way a player
+  /// asks for it, twice, and shows what came from where.
+  struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "demo",
-      abstract: "Create a demo vault (demo key: NOT for real data), import, read, verify.",
+      abstract:
+        "Stream a sample MP4 through the proxy into a demo vault (demo key: NOT for real data).",
       discussion: """
         Uses Keys/demo.key (or the same key built into the binary). A vault at --vault that \
-        an earlier demo made is replaced.
+        an earlier demo made is replaced. On a terminal the proxy keeps serving afterwards \
+        (play the printed URL with ffplay or mpv) until Enter or Ctrl-C; otherwise it stops \
+        at once unless --serve gives seconds.
         """)
 
     @Option(help: "Demo vault directory.")
     var vault = "demo-vault"
 
-    @Option(help: "Size of the generated sample.")
-    var size = ByteCount(24 << 20)
+    @Option(
+      help: "Seconds to keep serving after the demo (default: until Enter on a terminal, else 0).")
+    var serve: Int?
 
-    func run() throws {
-      try reportingErrors {
+    func run() async throws {
+      try await reportingErrorsAsync {
         let key = try DemoKey.load()
-        let fm = FileManager.default
-        if fm.fileExists(atPath: vault) {
-          // Replace only a vault an earlier demo made: one the demo key opens.
-          do {
-            _ = try Vault.open(at: vault, masterKey: key)
-          } catch {
-            throw CLIError(
-              "\(vault) exists and is not a demo vault (\(error)); pick another --vault")
-          }
-          try fm.removeItem(atPath: vault)
-        }
-        let sampleDirectory = fm.temporaryDirectory.appendingPathComponent(
-          "vault-demo-\(getpid())")
-        try fm.createDirectory(at: sampleDirectory, withIntermediateDirectories: true)
-        defer { try? fm.removeItem(at: sampleDirectory) }
-        let samplePath = sampleDirectory.appendingPathComponent("sample.bin").path
-        let sample = DemoSample.make(size: size.value)
-        try Data(sample).write(to: URL(fileURLWithPath: samplePath))
-
+        try replaceEarlierDemo(key: key)
+        let media = DemoMedia.load()
         print("vault demo — demo key \(key.keyID) (published in Keys/: never use it for real data)")
         let store = try Vault.create(at: vault, masterKey: key)
         print("1. created \(vault)/ (chunk size \(store.chunkSize / 1024) KiB)")
 
-        var started = Date()
-        let info = try store.importFile(
-          at: samplePath, name: "sample.bin", contentType: "application/octet-stream")
-        var seconds = Date().timeIntervalSince(started)
+        let origin = try LoopbackOrigin()
+        defer { origin.stop() }
+        origin.serve(
+          "/" + media.name, bytes: media.bytes, contentType: media.contentType,
+          etag: "\"demo-1\"")
+        let originURL = origin.url("/" + media.name)
         print(
-          "2. imported sample.bin: \(formatBytes(info.size)) in \(info.chunksTotal) sealed chunks, "
-            + "\(rate(info.size, seconds))")
+          "2. origin: \(originURL.absoluteString) serves \(media.name) "
+            + "(\(formatBytes(UInt64(media.bytes.count))), \(media.description))")
 
-        let reader = try store.reader(for: try store.resolve("sample.bin"))
-        let offset = UInt64(sample.count * 2 / 5)
-        let bytes = try reader.read(offset: offset, count: min(4096, sample.count - Int(offset)))
-        let matches = bytes[...] == sample[Int(offset)..<min(Int(offset) + 4096, sample.count)]
-        print(
-          "3. read 4 KiB at offset \(offset): \(matches ? "matches the source" : "MISMATCH"), "
-            + "opened \(reader.chunksOpened) of \(info.chunksTotal) chunks")
+        let server = try await VaultServer.start(vault: store)
+        let streamURL = server.url(forOrigin: originURL)
+        print("3. proxy: \(server.baseURL.absoluteString)  (random token in the path)")
 
-        let exportPath = sampleDirectory.appendingPathComponent("range.bin").path
-        let range: ClosedRange<UInt64> = UInt64(sample.count / 10)...UInt64(sample.count / 10 * 3)
-        started = Date()
-        try store.export(info.idValue, to: exportPath, range: range)
-        seconds = Date().timeIntervalSince(started)
-        let exported = try Data(contentsOf: URL(fileURLWithPath: exportPath))
-        let rangeMatches =
-          exported == Data(sample[Int(range.lowerBound)...Int(range.upperBound)])
-        print(
-          "4. exported bytes \(range.lowerBound)-\(range.upperBound): "
-            + "\(rangeMatches ? "identical to the source" : "MISMATCH") (\(rate(UInt64(exported.count), seconds)))"
-        )
+        let player = DemoPlayer(url: streamURL, expected: media.bytes)
+        var passes: [DemoPass] = []
+        for (number, label) in [(4, "cold"), (5, "warm")] {
+          origin.resetStatistics()
+          let before = (await server.loader.statistics, store.statistics)
+          let pass = try await player.play()
+          try await server.loader.flush()
+          let after = (await server.loader.statistics, store.statistics)
+          // What the loader passed on from the origin; everything else came from the vault
+          // (the proxy reads fully stored ranges straight from it).
+          let relayed =
+            (after.0.bytesDelivered - after.0.bytesFromCache)
+            - (before.0.bytesDelivered - before.0.bytesFromCache)
+          let fromCache = UInt64(pass.bytes) - min(UInt64(pass.bytes), relayed)
+          let opened = after.1.chunksOpened - before.1.chunksOpened
+          print(
+            "\(number). pass \(number - 3) (\(label)), a player's requests: \(pass.summary)")
+          print(
+            "   from the origin \(formatBytes(UInt64(origin.bodyBytesSent))) in "
+              + "\(origin.requests.count) requests; from the vault \(formatBytes(fromCache)); "
+              + "\(opened) chunks opened; first byte after \(DemoPlayer.ms(pass.firstByte)), "
+              + "median \(DemoPlayer.ms(pass.medianFirstByte))")
+          passes.append(pass)
+        }
+        let warmFromOrigin = origin.bodyBytesSent
 
+        var step = 6
+        if let probe = DemoProbe.describe(streamURL) {
+          print("\(step). ffprobe through the proxy: \(probe)")
+          step += 1
+        }
         let results = try store.verify()
         let chunks = results.reduce(0) { $0 + $1.chunksChecked }
         print(
-          "5. verify: \(results.allSatisfy(\.ok) ? "ok" : "FAILED"), \(chunks) chunks authenticated"
-        )
-
-        let leaks = try DemoSample.findMarker(in: vault)
+          "\(step). verify: \(results.allSatisfy(\.ok) ? "ok" : "FAILED"), "
+            + "\(chunks) chunks authenticated")
+        step += 1
+        let leaks = try DemoSample.find(media.marker, in: vault)
         print(
-          "6. plaintext at rest: marker \"\(DemoSample.marker)\" found in \(leaks.count) vault files"
+          "\(step). plaintext at rest: \"\(String(decoding: media.marker, as: UTF8.self))\" "
+            + "(in the MP4) found in \(leaks.count) vault files"
             + (leaks.isEmpty ? " (sealed)" : ": \(leaks)"))
-
-        let wrong = try MasterKey.generate()
+        step += 1
         do {
-          _ = try Vault.open(at: vault, masterKey: wrong)
-          print("7. wrong key: OPENED (bug)")
+          _ = try Vault.open(at: vault, masterKey: try MasterKey.generate())
+          print("\(step). wrong key: OPENED (bug)")
         } catch {
-          print("7. wrong key: refused — \(error)")
+          print("\(step). wrong key: refused — \(error)")
         }
-        print("\nTry it yourself:")
-        print("  swift run vault list --vault \(vault) --key-file Keys/demo.key")
-        print(
-          "  swift run vault export sample.bin --range 0-15 --vault \(vault) --key-file Keys/demo.key | od -c"
-        )
-        guard matches, rangeMatches, results.allSatisfy(\.ok), leaks.isEmpty else {
+
+        let assetURL = server.url(forAsset: media.name)
+        print("\nPlay it while the proxy runs (the vault now holds every chunk):")
+        print("  ffplay '\(assetURL.absoluteString)'")
+        print("  mpv '\(streamURL.absoluteString)'")
+        print("Then: vault list --vault \(vault) --key-file Keys/demo.key")
+        guard passes.allSatisfy(\.correct), warmFromOrigin == 0, results.allSatisfy(\.ok),
+          leaks.isEmpty
+        else {
+          await server.shutdown()
           throw CLIError("the demo found a problem (see above)")
         }
+        try await keepServing()
+        await server.shutdown()
       }
     }
 
-    private func rate(_ bytes: UInt64, _ seconds: Double) -> String {
-      "\(formatBytes(UInt64(Double(bytes) / max(seconds, 0.000_001))))/s"
+    /// Replaces only a vault an earlier demo made: one the demo key opens.
+    private func replaceEarlierDemo(key: MasterKey) throws {
+      guard FileManager.default.fileExists(atPath: vault) else { return }
+      do {
+        _ = try Vault.open(at: vault, masterKey: key)
+      } catch {
+        throw CLIError(
+          "\(vault) exists and is not a demo vault (\(error)); pick another --vault")
+      }
+      try FileManager.default.removeItem(atPath: vault)
     }
+
+    /// Waits while a user plays the URLs: --serve seconds, or Enter on a terminal.
+    private func keepServing() async throws {
+      let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+      let seconds = serve ?? (interactive ? -1 : 0)
+      if seconds == 0 { return }
+      if seconds > 0 {
+        print("Serving for \(seconds) s...")
+        try await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000)
+        return
+      }
+      print("Serving; press Enter (or Ctrl-C) to stop.")
+      await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        Thread {
+          _ = readLine()
+          done.resume()
+        }.start()
+      }
+    }
+  }
+}
+
+/// What one pass of the player pattern saw.
+struct DemoPass {
+  var requests = 0
+  var bytes = 0
+  var firstByte = 0.0
+  var firstBytes: [Double] = []
+  var correct = true
+
+  var medianFirstByte: Double { BenchFormat.quantile(firstBytes.sorted(), 0.5) }
+  var summary: String {
+    "\(requests) requests, \(formatBytes(UInt64(bytes))) received"
+      + (correct ? ", every byte equal to the file" : ", WRONG BYTES")
+  }
+}
+
+/// Asks for a media file the way AVPlayer does: a 2-byte probe, an open-ended read cut
+/// short, a seek forward, a seek back, then playing through to the end.
+struct DemoPlayer {
+  let url: URL
+  let expected: [UInt8]
+
+  func play() async throws -> DemoPass {
+    let size = UInt64(expected.count)
+    let steps: [(start: UInt64, end: UInt64?, take: Int?)] = [
+      (0, 1, nil),  // probe
+      (0, nil, 256 << 10),  // bytes=0- , cancelled after 256 KiB
+      (size * 6 / 10, nil, 128 << 10),  // seek forward
+      (size / 10, size / 10 + (100 << 10), nil),  // seek back
+      (256 << 10, nil, nil),  // play through to the end
+    ]
+    let client = HTTPOrigin(idleTimeout: 10)
+    var pass = DemoPass()
+    for step in steps {
+      let start = Date()
+      let response = try await client.send(
+        OriginRequest(url: url, rangeStart: step.start, rangeEnd: step.end))
+      guard response.status == 206 else {
+        response.cancel()
+        throw CLIError("the proxy answered \(response.status) to bytes=\(step.start)-")
+      }
+      var received: [UInt8] = []
+      var first: Double?
+      for try await piece in response.body {
+        if first == nil { first = Date().timeIntervalSince(start) }
+        received += piece
+        if let take = step.take, received.count >= take { break }
+      }
+      response.cancel()
+      let offset = Int(step.start)
+      let end = min(offset + received.count, expected.count)
+      pass.correct = pass.correct && received[...] == expected[offset..<end]
+      pass.requests += 1
+      pass.bytes += received.count
+      pass.firstBytes.append(first ?? 0)
+      if pass.requests == 1 { pass.firstByte = first ?? 0 }
+    }
+    return pass
+  }
+
+  static func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+}
+
+/// `ffprobe` on a URL, when ffprobe is installed: codecs, size and duration.
+enum DemoProbe {
+  static func describe(_ url: URL) -> String? {
+    guard let ffprobe = Subprocess.find("ffprobe") else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: ffprobe)
+    process.arguments = [
+      "-v", "error", "-show_entries", "stream=codec_name,width,height:format=duration",
+      "-of", "default=noprint_wrappers=1", url.absoluteString,
+    ]
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    var fields: [String: [String]] = [:]
+    for line in text.split(separator: "\n") {
+      let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+      if parts.count == 2 { fields[parts[0], default: []].append(parts[1]) }
+    }
+    let codecs = (fields["codec_name"] ?? []).joined(separator: " + ")
+    var size: String?
+    if let width = fields["width"]?.first, let height = fields["height"]?.first {
+      size = "\(width)x\(height)"
+    }
+    let duration = fields["duration"]?.first.flatMap(Double.init).map {
+      String(format: "%.1f s", $0)
+    }
+    return [codecs, size, duration].compactMap { $0 }.joined(separator: ", ")
+  }
+}
+
+/// The demo's media: the MP4 shipped with the binary, or a generated WAV if it is missing.
+struct DemoMedia {
+  let name: String
+  let bytes: [UInt8]
+  let contentType: String
+  let description: String
+  /// Bytes that appear in the plaintext and must not appear in the vault's files.
+  let marker: [UInt8]
+
+  static func load() -> DemoMedia {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    let candidates = [
+      executable.deletingLastPathComponent().appendingPathComponent(
+        "vault_vault.resources/demo-sample.mp4"
+      ).path,
+      Bundle.main.bundlePath + "/vault_vault.resources/demo-sample.mp4",
+      "Sources/vault/Resources/demo-sample.mp4",
+    ]
+    for path in candidates {
+      if let data = FileManager.default.contents(atPath: path) {
+        return DemoMedia(
+          name: "sample.mp4", bytes: Array(data), contentType: "video/mp4",
+          description: "H.264 + AAC, 30 s", marker: Array("vault demo sample".utf8))
+      }
+    }
+    return wave()
+  }
+
+  /// 20 s of a 440 Hz tone as 16-bit mono WAV: playable anywhere.
+  static func wave() -> DemoMedia {
+    let rate = 22_050
+    let samples = rate * 20
+    var out: [UInt8] = []
+    func le32(_ v: Int) { out += withUnsafeBytes(of: UInt32(v).littleEndian, Array.init) }
+    func le16(_ v: Int) { out += withUnsafeBytes(of: UInt16(v).littleEndian, Array.init) }
+    out += Array("RIFF".utf8)
+    le32(36 + samples * 2)
+    out += Array("WAVEfmt ".utf8)
+    le32(16)
+    le16(1)
+    le16(1)
+    le32(rate)
+    le32(rate * 2)
+    le16(2)
+    le16(16)
+    out += Array("data".utf8)
+    le32(samples * 2)
+    for n in 0..<samples {
+      let value = Int(sin(Double(n) * 2 * .pi * 440 / Double(rate)) * 12_000)
+      le16(value & 0xFFFF)
+    }
+    return DemoMedia(
+      name: "tone.wav", bytes: out, contentType: "audio/wav",
+      description: "PCM WAV, 20 s (the shipped MP4 was not found)", marker: Array("WAVEfmt".utf8))
   }
 }
 
@@ -142,7 +335,12 @@ enum DemoSample {
 
   /// Files under `directory` that contain the marker.
   static func findMarker(in directory: String) throws -> [String] {
-    let needle = Data(marker.utf8)
+    try find(Array(marker.utf8), in: directory)
+  }
+
+  /// Files under `directory` that contain `bytes`.
+  static func find(_ bytes: [UInt8], in directory: String) throws -> [String] {
+    let needle = Data(bytes)
     var found: [String] = []
     let enumerator = FileManager.default.enumerator(atPath: directory)
     while let relative = enumerator?.nextObject() as? String {
