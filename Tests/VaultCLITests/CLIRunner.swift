@@ -90,8 +90,10 @@ extension CLI {
   static func backtrace(of pid: Int32) -> String {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "" }
     let gdb = Process()
-    gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
-    gdb.arguments = ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 12"]
+    gdb.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+    gdb.arguments = [
+      "20", "/usr/bin/gdb", "-p", "\(pid)", "-batch", "-ex", "thread apply all bt 12",
+    ]
     let out = Pipe()
     gdb.standardOutput = out
     gdb.standardError = FileHandle.nullDevice
