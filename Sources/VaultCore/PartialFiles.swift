@@ -8,7 +8,7 @@
 /// an interrupted export leaves nothing behind (it never leaves a file under the final
 /// name in any case: exports are renamed into place only when complete).
 public enum PartialFiles {
-  private static let paths = LockedValue<Set<String>>([])
+  private static let paths = Locked<Set<String>>([])
 
   static func register(_ path: String) { _ = paths.withLock { $0.insert(path) } }
 

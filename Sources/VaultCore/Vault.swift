@@ -30,7 +30,7 @@ public final class Vault: Sendable {
   let workers: Int
   private let counters = Counters()
   let accessTracker = AccessTracker()
-  private let openRepairs = LockedValue(ReconcileReport())
+  private let openRepairs = Locked(ReconcileReport())
 
   private init(
     directory: String, settings: SettingsRecord, index: VaultIndex, masterKey: MasterKey,
@@ -240,7 +240,7 @@ public final class Vault: Sendable {
 
 /// Thread-safe counters behind ``Vault/statistics``.
 private final class Counters: Sendable {
-  private let state = LockedValue(VaultStatistics())
+  private let state = Locked(VaultStatistics())
 
   func add(opened: Int, sealed: Int, refused: Int) {
     state.withLock {
@@ -251,20 +251,6 @@ private final class Counters: Sendable {
   }
 
   var snapshot: VaultStatistics { state.withLock { $0 } }
-}
-
-/// A value behind a lock.
-final class LockedValue<Value>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) { self.value = value }
-
-  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
 }
 
 /// Writes a small file atomically (temp + fsync + rename).

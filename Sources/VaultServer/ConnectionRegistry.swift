@@ -1,4 +1,5 @@
 import NIOCore
+import VaultCore
 
 /// Open client connections, so shutdown can close them (a player streaming a film would
 /// otherwise keep its connection forever).

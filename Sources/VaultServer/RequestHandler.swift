@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import VaultCore
 
 /// The channel handler of one connection: collects a request's head and hands it to a
 /// ``Responder`` task once the request is complete. Runs on the event loop and never

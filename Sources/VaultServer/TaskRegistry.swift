@@ -1,3 +1,5 @@
+import VaultCore
+
 /// The response tasks still running, so shutdown can wait for each to end.
 final class TaskRegistry: Sendable {
   private struct State {

@@ -41,6 +41,17 @@ struct CLI {
 
   func path(_ name: String) -> String { directory + "/" + name }
 
+  /// A CLI whose environment names a fresh vault (`v`, 16 KiB chunks) and its new key
+  /// (`v.key`), created with `vault init`.
+  static func initialised(sourceLocation: SourceLocation = #_sourceLocation) throws -> CLI {
+    var cli = try CLI()
+    cli.environment["VAULT_DIR"] = cli.path("v")
+    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
+    let result = try cli.run(["init", "--chunk-size", "16KiB"])
+    #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+    return cli
+  }
+
   func cleanup() { try? FileManager.default.removeItem(atPath: directory) }
 
   /// Runs `vault args...`, feeding `stdin` if given; bounded by `timeout` seconds.

@@ -4,14 +4,7 @@ import Testing
 @Suite("vault CLI", .serialized)
 struct CLITests {
   /// A CLI with a fresh vault initialised with a new key, configured by environment.
-  func initialised() throws -> CLI {
-    var cli = try CLI()
-    cli.environment["VAULT_DIR"] = cli.path("v")
-    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
-    let result = try cli.run(["init", "--chunk-size", "16KiB"])
-    #expect(result.status == 0, "\(result.stderr)")
-    return cli
-  }
+  func initialised() throws -> CLI { try CLI.initialised() }
 
   func sample(_ cli: CLI, name: String, size: Int) throws -> Data {
     var bytes = [UInt8](repeating: 0, count: size)

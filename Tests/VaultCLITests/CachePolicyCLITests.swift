@@ -3,14 +3,7 @@ import Testing
 
 @Suite("vault CLI: pin, prune, stats, limits, verify --repair, disk full")
 struct CachePolicyCLITests {
-  func initialised() throws -> CLI {
-    var cli = try CLI()
-    cli.environment["VAULT_DIR"] = cli.path("v")
-    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
-    let result = try cli.run(["init", "--chunk-size", "16KiB"])
-    #expect(result.status == 0, "\(result.stderr)")
-    return cli
-  }
+  func initialised() throws -> CLI { try CLI.initialised() }
 
   func write(_ cli: CLI, _ name: String, size: Int, seed: UInt8) throws -> Data {
     let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })

@@ -34,11 +34,8 @@ struct ConcurrentUseTests {
 
   @Test("three fetches of one asset, an import and a prune at once: all succeed, nothing torn")
   func fetchersImporterPruner() throws {
-    var cli = try CLI()
+    let cli = try CLI.initialised()
     defer { cli.cleanup() }
-    cli.environment["VAULT_DIR"] = cli.path("v")
-    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
-    #expect(try cli.run(["init", "--chunk-size", "16KiB"]).status == 0)
     let origin = try LoopbackOrigin()
     defer { origin.stop() }
     let source = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ ($0 >> 11)) }

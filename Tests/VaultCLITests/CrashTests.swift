@@ -49,11 +49,8 @@ struct CrashTests {
 
   @Test("after each kill: the vault opens and verifies; complete assets stay complete")
   func killNine() throws {
-    var cli = try CLI()
+    let cli = try CLI.initialised()
     defer { cli.cleanup() }
-    cli.environment["VAULT_DIR"] = cli.path("v")
-    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
-    #expect(try cli.run(["init", "--chunk-size", "16KiB"]).status == 0)
     let origin = try LoopbackOrigin()
     defer { origin.stop() }
     let remote = bytes(6 << 20, seed: 99)

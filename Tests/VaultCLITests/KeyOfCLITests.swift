@@ -3,14 +3,7 @@ import Testing
 
 @Suite("vault CLI: key-of and config", .serialized)
 struct KeyOfCLITests {
-  func initialised() throws -> CLI {
-    var cli = try CLI()
-    cli.environment["VAULT_DIR"] = cli.path("v")
-    cli.environment["VAULT_KEY_FILE"] = cli.path("v.key")
-    let result = try cli.run(["init", "--chunk-size", "16KiB"])
-    #expect(result.status == 0, "\(result.stderr)")
-    return cli
-  }
+  func initialised() throws -> CLI { try CLI.initialised() }
 
   func keyOf(_ cli: CLI, _ args: [String]) throws -> [String: Any] {
     let result = try cli.run(["key-of"] + args + ["--json"])
