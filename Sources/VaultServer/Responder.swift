@@ -208,10 +208,18 @@ struct Responder: Sendable {
     _ reader: BlockReader, start: UInt64, end: UInt64, _ writer: ResponseWriter
   ) async throws -> () async throws -> Void {
     let (pool, size) = (server.pool, UInt64(server.blockSize))
+    let counters = server.served
+    let chunk = UInt64(server.vault.chunkSize)
     func block(_ offset: UInt64) async throws -> (ByteBuffer, next: UInt64) {
       let next = min(end + 1, (offset / size + 1) * size)
       let count = Int(next - offset)
-      return (try await pool.runIfActive { try reader.block(offset: offset, count: count) }, next)
+      let buffer = try await pool.runIfActive {
+        let bytes = try reader.block(offset: offset, count: count)
+        let pieces = Int((next - 1) / chunk - offset / chunk + 1)
+        if counters.add(bytes: count, pieces: pieces) { counters.save() }
+        return bytes
+      }
+      return (buffer, next)
     }
     let first = try await block(start)
     return {

@@ -14,6 +14,8 @@ final class ServerContext: Sendable {
   let pool: NIOThreadPool
   let tasks = TaskRegistry()
   let readers = ReaderPool()
+  /// Bytes answered straight from the vault, for `vault stats`.
+  let served: ServedCounters
   /// Bytes per body write: large writes keep syscalls and event-loop hops rare.
   let blockSize = 1 << 20
 
@@ -22,6 +24,7 @@ final class ServerContext: Sendable {
     corsOrigin: String?, log: (@Sendable (String) -> Void)?, pool: NIOThreadPool
   ) {
     self.vault = vault
+    served = ServedCounters(vault: vault)
     self.loader = loader
     self.token = token
     self.hostCheck = hostCheck

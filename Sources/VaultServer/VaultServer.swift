@@ -150,6 +150,9 @@ public final class VaultServer: Sendable {
     try? await listener.close()
     await connections.closeAll()
     await context.tasks.cancelAndWait()
+    context.served.save()
+    // Chunks the loader fetched are recorded before the process may exit.
+    try? await context.loader.flush()
     try? await context.pool.shutdownGracefully()
     try? await group.shutdownGracefully()
   }

@@ -61,8 +61,16 @@ struct ConcurrentServeTests {
     // and the whole resource is there (fetched once between the two writers).
     let during = try await ProcessRunner.run(ServeProcess.binary, ["verify"] + vaultArgs)
     #expect(during.status == 0, "verify while serving: \(during.text) \(during.stderr)")
+    // A second play comes from the vault; serve counts it for `vault stats`.
+    let again = try await Curl.get(stream)
+    #expect(again.body == source)
     let stop = server.terminate()
     #expect(stop.status == 0, "serve: \(stop.stderr)")
+    let stats = try await ProcessRunner.run(ServeProcess.binary, ["stats", "--json"] + vaultArgs)
+    let figures = try #require(
+      try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
+    #expect((figures["bytesFromCache"] as? Int ?? 0) >= size, "\(figures)")
+    #expect((figures["bytesFromOrigin"] as? Int ?? 0) >= size / 2, "\(figures)")
     let offline = try await ProcessRunner.run(
       ServeProcess.binary,
       ["fetch", originURL.absoluteString, "--offline", "-o", dir + "/all"] + vaultArgs)
