@@ -108,10 +108,25 @@ enum BenchScratch {
     InterruptCleanup.add { BenchScratch.remove() }
   }
 
+  /// Held for the whole removal: Ctrl-C's handler and the main thread (whose error the
+  /// interrupt caused) may both get here, and whichever exits the process first must not cut
+  /// the other's removal short.
+  private static let lock = NSLock()
+
   static func remove() {
-    guard let path = directory else { return }
-    directory = nil
-    try? FileManager.default.removeItem(atPath: path)
+    lock.withLock {
+      // Children (nginx) write into the directory; stopped first, they recreate nothing.
+      BenchChildren.stopAll()
+      guard let path = directory else { return }
+      directory = nil
+      // After Ctrl-C the main thread is still running and may delete or create entries
+      // meanwhile, which stops a removal half-way: try again, for at most a second.
+      for _ in 0..<20 {
+        try? FileManager.default.removeItem(atPath: path)
+        if access(path, F_OK) != 0 { break }
+        usleep(50_000)
+      }
+    }
   }
 }
 

@@ -125,7 +125,7 @@ enum BenchChildren {
     lock.withLock {
       if !registered {
         registered = true
-        InterruptCleanup.add { BenchChildren.killAll() }
+        InterruptCleanup.add { BenchChildren.stopAll() }
       }
     }
     #if canImport(Glibc)
@@ -164,10 +164,11 @@ enum BenchChildren {
     return pid
   }
 
-  /// Whether `pid` has exited (it is reaped then).
+  /// Whether `pid` has exited (it is reaped then, here or by another thread: ECHILD).
   static func exited(_ pid: pid_t) -> Bool {
     var status: Int32 = 0
-    guard waitpid(pid, &status, WNOHANG) == pid else { return false }
+    let reaped = waitpid(pid, &status, WNOHANG)
+    guard reaped == pid || (reaped < 0 && errno == ECHILD) else { return false }
     lock.withLock { _ = live.remove(pid) }
     return true
   }
@@ -189,9 +190,10 @@ enum BenchChildren {
     }
   }
 
-  /// On interrupt: SIGTERM to every child still running (the process exits right after).
-  private static func killAll() {
-    for pid in lock.withLock({ live }) { kill(pid, SIGTERM) }
+  /// Stops every child still running: before the scratch directory they write into is
+  /// removed (at the end or on Ctrl-C), so none recreates a file in it meanwhile.
+  static func stopAll() {
+    for pid in lock.withLock({ live }) { stop(pid) }
   }
 }
 
