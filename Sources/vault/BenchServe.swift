@@ -390,14 +390,16 @@ extension ServeFigures {
     lines.append(
       "Time to first byte (\(millis(first)) against \(millis(nginxFirst)) for nginx) includes "
         + "curl's connect and request; the vault then parses the token and range, takes an idle "
-        + "reader of the asset, and opens the two chunks the range spans (about 36 µs) on the "
+        + "reader of the asset, and opens the two chunks the range spans (about "
+        + "\(BenchFormat.micros(2 * 65_536 / max(openRate, 1))) at section 2's rate) on the "
         + "thread pool before the first write.")
     lines.append(
       "Cold proxying: \(BenchFormat.ratio(median(streamDirect) / median(streamCold))) direct, "
         + "timed by curl until the last byte arrives; the store finished "
         + "\(s(streamFlush)) later (median). The limit is the range loader's cold path "
-        + "(section 6: URLSession origin client, sealing, one synced commit per run), not the "
-        + "server: readers get each chunk from memory as it arrives"
+        + "(URLSession origin client, sealing, one synced commit per run; section 6 measures the "
+        + "loader alone at a similar rate), not the server, whose readers get each chunk from "
+        + "memory as it arrives"
         + (sliceCold.map {
           ". nginx's slice cache manages \(BenchFormat.ratio(median(nginxOne) / median($0))) "
             + "direct cold here"
