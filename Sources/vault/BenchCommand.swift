@@ -16,8 +16,9 @@ extension VaultCommand {
         (in-process and as child processes) and `age -e`/`-d` on one generated file, random \
         4 KiB reads, the peak RSS of `vault export`, and (unless --skip-loader) the range \
         loader reading from a loopback origin against a direct download and curl, warm reads \
-        and a player replay. Uses the published demo key in scratch vaults that are removed \
-        at the end. If age or openssl is missing and this runs as root, it runs \
+        and a player replay, and (unless --skip-serve) `vault serve` against nginx with curl. \
+        Uses the published demo key in scratch vaults that are removed \
+        at the end. If age, openssl, curl or nginx is missing and this runs as root, it runs \
         `apt-get install -y` for them.
         """)
 
@@ -45,6 +46,10 @@ extension VaultCommand {
 
     @Flag(help: "Skip the range-loader section (loopback origin, cold/warm reads, player replay).")
     var skipLoader = false
+
+    @Flag(
+      help: "Skip the `vault serve` section (stored asset, first byte, cold proxying vs nginx).")
+    var skipServe = false
 
     @Option(help: "Assets in the cache-policy section's vault (open and prune times).")
     var policyAssets = 10_000
@@ -81,6 +86,7 @@ extension VaultCommand {
           size: bytes, seconds: seconds, reads: reads, runs: runs, loader: !skipLoader,
           directory: directory, command: BenchFormat.shellLine(CommandLine.arguments))
         runner.policyAssets = policyAssets
+        runner.serve = !skipServe
         let report = try runner.run()
         print(report.table())
         if let write {
@@ -102,10 +108,25 @@ enum BenchScratch {
     InterruptCleanup.add { BenchScratch.remove() }
   }
 
+  /// Held for the whole removal: Ctrl-C's handler and the main thread (whose error the
+  /// interrupt caused) may both get here, and whichever exits the process first must not cut
+  /// the other's removal short.
+  private static let lock = NSLock()
+
   static func remove() {
-    guard let path = directory else { return }
-    directory = nil
-    try? FileManager.default.removeItem(atPath: path)
+    lock.withLock {
+      // Children (nginx) write into the directory; stopped first, they recreate nothing.
+      BenchChildren.stopAll()
+      guard let path = directory else { return }
+      directory = nil
+      // After Ctrl-C the main thread is still running and may delete or create entries
+      // meanwhile, which stops a removal half-way: try again, for at most a second.
+      for _ in 0..<20 {
+        try? FileManager.default.removeItem(atPath: path)
+        if access(path, F_OK) != 0 { break }
+        usleep(50_000)
+      }
+    }
   }
 }
 
@@ -121,6 +142,8 @@ final class BenchRunner {
   let command: String
   /// Assets in the cache-policy section's vault.
   var policyAssets = 10_000
+  /// Whether to run the `vault serve` section.
+  var serve = true
   private let status: BenchStatus
   private var commandsRun: [String] = []
   private var gnuTime: String?
@@ -138,7 +161,7 @@ final class BenchRunner {
     self.loader = loader
     self.directory = directory
     self.command = command
-    status = BenchStatus(steps: 10 + runs + (loader ? LoaderBench.runs + 2 : 0))
+    status = BenchStatus(steps: 10 + runs + (loader ? LoaderBench.runs + 2 : 0) + 12)
   }
 
   /// One round of the child-process comparison: the vault and age on the same input.
@@ -311,6 +334,27 @@ final class BenchRunner {
       assets: policyAssets, directory: directory, key: try DemoKey.load()
     ).run(step: { status.next($0) })
 
+    // 8. `vault serve` against nginx and nginx's slice cache, curl the client of both.
+    var serveFigures: ServeFigures?
+    var serveMissing: String?
+    if serve {
+      status.next("looking for curl and nginx")
+      // nginx is in /usr/sbin, which a user's PATH often lacks.
+      let nginx =
+        Subprocess.find("nginx") ?? Subprocess.find("/usr/sbin/nginx")
+        ?? ensureTool("nginx", package: "nginx") ?? Subprocess.find("/usr/sbin/nginx")
+      if let curl = ensureTool("curl", package: "curl"), let nginx {
+        let modules = try Subprocess.run([nginx, "-V"], captureIn: directory)
+        serveFigures = try ServeBench(
+          size: size, directory: directory, inputPath: inputPath, key: try DemoKey.load(),
+          curl: BenchCurl(executable: curl, directory: directory), nginx: nginx,
+          slice: (modules.output + modules.errorOutput).contains("http_slice_module")
+        ).run(step: { status.next($0) }, prime: { try prime() })
+      } else {
+        serveMissing = nginx == nil ? "nginx: not installed" : "curl: not installed"
+      }
+    }
+
     status.next("report")
     let mb = Double(size)
     func median(_ values: [Double]) -> Double { BenchFormat.quantile(values.sorted(), 0.5) }
@@ -439,6 +483,13 @@ final class BenchRunner {
     }
     if let loaderFigures { rows += loaderFigures.rows(exportRate: mb / exportInProcess) }
     rows += policy.rows()
+    if let serveFigures { rows += serveFigures.rows() }
+    if let serveMissing {
+      rows.append(
+        BenchRow(
+          measure: "8. `vault serve` against nginx (stored asset, slice cache, first byte, cold "
+            + "proxying)", result: serveMissing))
+    }
     rows.append(
       BenchRow(
         measure: "plain read of the input (page cache, 4 MiB reads)",
@@ -467,12 +518,14 @@ final class BenchRunner {
         LoaderModel.lines(
           $0, exportRate: mb / exportInProcess, sealRate: sealN.perWallSecond, cores: cores)
       } ?? []
+    commandsRun += serveFigures?.commands ?? []
     var unique: [String] = []
     for line in commandsRun where !unique.contains(line) { unique.append(line) }
     return BenchReport(
       command: command, machine: machine, date: date, rows: rows, commandsRun: unique,
-      notes: notes() + (loaderFigures.map(LoaderModel.notes) ?? []),
-      interpretation: interpretation + loaderLines + policy.lines())
+      notes: notes() + (loaderFigures.map(LoaderModel.notes) ?? []) + (serveFigures?.notes() ?? []),
+      interpretation: interpretation + loaderLines + policy.lines()
+        + (serveFigures?.lines(openRate: open1.perCPUSecond) ?? []))
   }
 
   /// Writes and deletes a file a little larger than --size, untimed, right before a timed

@@ -39,6 +39,8 @@ struct ChildRun {
   /// ru_maxrss, which on Linux also counts this process's peak RSS at the time of the spawn
   /// (exec records the old, shared address space's peak), so it is only an upper bound.
   let maxRSSIsExact: Bool
+  /// CPU seconds (user + system) the child used, from `wait4`.
+  var cpuSeconds = 0.0
   /// Captured standard output (empty when the output was passed through).
   let output: String
   /// Captured standard error (empty when the output was passed through).
@@ -144,9 +146,11 @@ enum Subprocess {
       maxRSS = kilobytes * 1024
       exact = true
     }
+    func cpu(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
     return ChildRun(
       arguments: spawned, status: signal == 0 ? (status >> 8) & 0xff : 128 + signal,
       seconds: seconds, maxRSS: maxRSS, maxRSSIsExact: exact,
+      cpuSeconds: cpu(usage.ru_utime) + cpu(usage.ru_stime),
       output: outPath.map(readText) ?? "", errorOutput: errPath.map(readText) ?? "")
   }
 
