@@ -11,7 +11,7 @@ struct VaultCommand: AsyncParsableCommand {
     version: "0.1.0",
     subcommands: [
       Demo.self, Init.self, Import.self, Export.self, List.self, Info.self, Verify.self,
-      Remove.self, Fetch.self, Prefetch.self, KeyOf.self, Config.self, Bench.self,
+      Remove.self, Fetch.self, Prefetch.self, KeyOf.self, Config.self, Key.self, Bench.self,
     ])
 
   /// Parses and runs like ArgumentParser's default, but every error is one line on stderr
