@@ -71,9 +71,32 @@ extension VaultCommand.Key {
 
     private func runRotation() throws {
       let directory = try options.vaultDirectory
+      let oldKey = try options.masterKey()
+      let staged = KeyFileSwap(keyPath: try options.keyFilePath).stagedPath
+      let vault: Vault
+      do {
+        vault = try Vault.open(at: directory, masterKey: oldKey)
+      } catch VaultError.wrongKey(let expected, let actual)
+        where newKeyFile == nil && FileManager.default.fileExists(atPath: staged)
+      {
+        // A run with --retire-old cut short before its key file swap: the old key opens
+        // nothing any more, the staged one does.
+        let stagedKey = try KeyFile.read(at: staged, passphrase: { try options.passphrase() })
+        guard let opened = try? Vault.open(at: directory, masterKey: stagedKey) else {
+          throw VaultError.wrongKey(expectedKeyIDs: expected, actualKeyID: actual)
+        }
+        vault = opened
+      }
+      // One lock around new key file, rotation and swap: a second `rotate` is refused
+      // before it touches any file.
+      try vault.withKeyOperationLock {
+        try rotate(vault: vault, oldKey: oldKey, directory: directory)
+      }
+    }
+
+    private func rotate(vault: Vault, oldKey: MasterKey, directory: String) throws {
       let keyPath = try options.keyFilePath
       let swap = KeyFileSwap(keyPath: keyPath)
-      let oldKey = try options.masterKey()
       let passphrase =
         try KeyFile.isPassphraseProtected(at: keyPath) ? try options.passphrase() : nil
       if newKeyFile == nil, FileManager.default.fileExists(atPath: swap.stagedPath),
@@ -81,7 +104,6 @@ extension VaultCommand.Key {
       {
         return
       }
-      let vault = try Vault.open(at: directory, masterKey: oldKey)
       let status = try vault.keyStatus()
       guard status.activeKeyID == oldKey.keyID else {
         throw VaultError.keyDecryptOnly(keyID: oldKey.keyID, activeKeyID: status.activeKeyID)
@@ -102,7 +124,13 @@ extension VaultCommand.Key {
         throw CLIError("\(newPath) holds the current key \(oldKey.keyID); give a new key")
       }
       let start = Date()
-      _ = try vault.rotateMasterKey(to: newKey, retireOld: retireOld)
+      do {
+        _ = try vault.rotateMasterKey(to: newKey, retireOld: retireOld)
+      } catch {
+        // Nothing was recorded: a key file made by this run would only mislead.
+        if created { _ = unlink(newPath) }
+        throw error
+      }
       let seconds = Date().timeIntervalSince(start)
       if newKeyFile == nil {
         try swap.swap(oldKeyID: oldKey.keyID, keepBackup: !retireOld)

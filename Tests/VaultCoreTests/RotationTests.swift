@@ -117,14 +117,20 @@ struct RotationTests {
   func lockRefusesSecond() throws {
     let (t, _) = try populated()
     defer { t.cleanup() }
-    let held = try KeyOperationLock(directory: t.directory.file("vault"))
+    // Another process's hold, as flock sees it: a separate open file description.
     let lockPath = t.directory.file("vault") + "/KEYS.lock"
+    let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+    #expect(flock(fd, LOCK_EX) == 0)
     #expect(throws: VaultError.keyOperationBusy(path: lockPath)) {
       _ = try t.vault.rotateMasterKey(to: try MasterKey.generate())
     }
     #expect(throws: VaultError.keyOperationBusy(path: lockPath)) { try t.vault.reencrypt() }
-    withExtendedLifetime(held) {}
+    close(fd)
     #expect(try t.vault.keyStatus().keys.count == 1)
+    // Re-entrant within a process: a caller may hold it around several operations.
+    try t.vault.withKeyOperationLock {
+      _ = try t.vault.rotateMasterKey(to: try MasterKey.generate())
+    }
   }
 
   @Test("rm after rotation shreds the decrypt-only copy of the data key too")
