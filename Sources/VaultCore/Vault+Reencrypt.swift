@@ -183,6 +183,9 @@ extension Vault {
     CrashPoint.reach("reencrypt-before-flip")
     let wrapped = try wrap(newKeys, assetID: id, generation: newGeneration)
     let meta = try metadata.sealed(keys: newKeys, assetID: id, generation: newGeneration)
+    // From the flip on, the new file is the asset: Ctrl-C must no longer delete it. (Before
+    // the flip an interrupted run leaves an orphan, which the next run deletes.)
+    PartialFiles.unregister(newPath)
     try index.flipGeneration(
       record, to: newGeneration, keyID: masterKey.keyID, wrappedKey: Data(wrapped),
       meta: Data(meta), sealCount: Int64(resealed))

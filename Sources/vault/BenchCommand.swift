@@ -46,6 +46,10 @@ extension VaultCommand {
     @Flag(help: "Skip the range-loader section (loopback origin, cold/warm reads, player replay).")
     var skipLoader = false
 
+    @Option(
+      help: "Run only this section: `keys` (key rotation, re-encryption, scrypt; BenchKeys.swift).")
+    var only: String?
+
     /// The --size value in bytes.
     var bytes: Int { size?.value ?? 1 << 30 }
 
@@ -54,6 +58,7 @@ extension VaultCommand {
       guard seconds >= 1 else { throw ValidationError("--seconds must be at least 1") }
       guard reads >= 100 else { throw ValidationError("--reads must be at least 100") }
       guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+      guard only == nil || only == "keys" else { throw ValidationError("--only takes `keys`") }
     }
 
     func run() throws {
@@ -72,6 +77,14 @@ extension VaultCommand {
           throw CLIError(
             "\(directory) has \(formatBytes(free)) free; --size \(formatBytes(UInt64(bytes))) "
               + "needs about 4 times that")
+        }
+        if only == "keys" {
+          let rows = try KeyBench(
+            directory: directory, size: bytes, runs: min(runs, 3),
+            status: { FileHandle.standardError.write(Data("vault bench: \($0)\n".utf8)) }
+          ).run()
+          print(KeyBench.markdown(rows, command: BenchFormat.shellLine(CommandLine.arguments)))
+          return
         }
         let runner = BenchRunner(
           size: bytes, seconds: seconds, reads: reads, runs: runs, loader: !skipLoader,

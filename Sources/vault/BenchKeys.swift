@@ -1,0 +1,166 @@
+import Dispatch
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// `vault bench --only keys`: the key rotation figures of issue 5.
+///
+/// - master key rotation of 10,000 assets of 1 KiB and of 10,000 assets of 1 MiB, in
+///   process (`Vault.rotateMasterKey`): rotation rewraps keys only, so both should take
+///   well under a second and about the same time;
+/// - re-encryption of one asset of `size` bytes against importing it (median of `runs`);
+/// - opening a scrypt key file at the default parameters (N = 2^17, r = 8, p = 1).
+struct KeyBench {
+  let directory: String
+  let size: Int
+  let runs: Int
+  var assets = 10_000
+  let status: (String) -> Void
+
+  /// Runs every step and returns the rows of the table.
+  func run() throws -> [BenchRow] {
+    var rows: [BenchRow] = []
+    let small = try rotation(assetSize: 1 << 10)
+    let large = try rotation(assetSize: 1 << 20)
+    let goal = "< 1 s"
+    rows.append(
+      BenchRow(
+        measure: "Rotate master key, \(assets) assets of 1 KiB (in-process)",
+        result: BenchFormat.seconds(small), goal: goal, met: small < 1))
+    rows.append(
+      BenchRow(
+        measure: "Rotate master key, \(assets) assets of 1 MiB (in-process)",
+        result: BenchFormat.seconds(large), goal: goal, met: large < 1))
+    let spread = max(small, large) / max(min(small, large), 1e-9)
+    rows.append(
+      BenchRow(
+        measure: "Rotation time, 1 MiB assets ÷ 1 KiB assets",
+        result: BenchFormat.ratio(large / small),
+        goal: "within 1.5× either way", met: spread <= 1.5))
+
+    let (importSeconds, reencryptSeconds) = try reencryption()
+    let label = formatBytes(UInt64(size))
+    rows.append(
+      BenchRow(
+        measure: "Import \(label) (in-process, median of \(runs))",
+        result: BenchFormat.rate(Double(size) / importSeconds)))
+    rows.append(
+      BenchRow(
+        measure: "Re-encrypt \(label) (in-process, median of \(runs))",
+        result: BenchFormat.rate(Double(size) / reencryptSeconds)))
+    let ratio = importSeconds / reencryptSeconds
+    rows.append(
+      BenchRow(
+        measure: "Re-encryption throughput ÷ import throughput", result: BenchFormat.ratio(ratio),
+        goal: "≥ 0.80×", met: ratio >= 0.8))
+
+    let scrypt = try scryptOpen()
+    rows.append(
+      BenchRow(
+        measure: "Open a scrypt key file, N=2^17 r=8 p=1 (median of 3)",
+        result: BenchFormat.seconds(scrypt)))
+    return rows
+  }
+
+  /// Fills a vault with `assets` assets of `assetSize` bytes (4 importers at once), then
+  /// times one master key rotation.
+  private func rotation(assetSize: Int) throws -> Double {
+    let path = directory + "/rotate-\(assetSize)"
+    let vault = try Vault.create(at: path, masterKey: try DemoKey.load())
+    let source = directory + "/source-\(assetSize).bin"
+    try Data(try BenchInput().bytes(at: 0, count: assetSize)).write(
+      to: URL(fileURLWithPath: source))
+    status("importing \(assets) assets of \(formatBytes(UInt64(assetSize)))")
+    let failures = LockedErrors()
+    let lanes = 4
+    let count = assets
+    DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+      var i = lane
+      while i < count {
+        do {
+          try vault.importFile(at: source, name: "asset-\(i)")
+        } catch {
+          failures.record(error)
+          return
+        }
+        i += lanes
+      }
+    }
+    if let error = failures.first { throw error }
+    status("rotating \(assets) asset keys")
+    let newKey = try MasterKey.generate()
+    let started = BenchClock.now()
+    let rotated = try vault.rotateMasterKey(to: newKey)
+    let seconds = BenchClock.now() - started
+    guard try rotated.keyStatus().keys.first?.assets == assets else {
+      throw CLIError("rotation did not rewrap \(assets) keys")
+    }
+    try? FileManager.default.removeItem(atPath: path)
+    return seconds
+  }
+
+  /// Median seconds to import `size` bytes and to re-encrypt them, round by round.
+  private func reencryption() throws -> (importSeconds: Double, reencryptSeconds: Double) {
+    let input = directory + "/keys-input.bin"
+    try BenchInput().write(to: input, size: size)
+    let vault = try Vault.create(at: directory + "/reencrypt", masterKey: try DemoKey.load())
+    var imports: [Double] = []
+    var reencryptions: [Double] = []
+    for round in 1...runs {
+      status("round \(round) of \(runs): import and re-encrypt \(formatBytes(UInt64(size)))")
+      var started = BenchClock.now()
+      let info = try vault.importFile(at: input, name: "round-\(round)")
+      imports.append(BenchClock.now() - started)
+      let id = try vault.resolve("round-\(round)")
+      started = BenchClock.now()
+      let summary = try vault.reencrypt(assets: [id])
+      reencryptions.append(BenchClock.now() - started)
+      guard summary.bytes == info.size else {
+        throw CLIError("re-encryption covered \(summary.bytes) of \(info.size) bytes")
+      }
+      try vault.remove(id)
+    }
+    _ = unlink(input)
+    let median = { (values: [Double]) in BenchFormat.quantile(values.sorted(), 0.5) }
+    return (median(imports), median(reencryptions))
+  }
+
+  /// Median seconds to read a passphrase-protected key file at the default scrypt cost.
+  private func scryptOpen() throws -> Double {
+    status("scrypt key file open")
+    let path = directory + "/scrypt.key"
+    let passphrase = Array("correct horse battery staple".utf8)
+    try KeyFile.write(try MasterKey.generate(), to: path, passphrase: passphrase)
+    var samples: [Double] = []
+    for _ in 0..<3 {
+      let started = BenchClock.now()
+      _ = try KeyFile.read(at: path, passphrase: { passphrase })
+      samples.append(BenchClock.now() - started)
+    }
+    return BenchFormat.quantile(samples.sorted(), 0.5)
+  }
+
+  /// The rows as a Markdown section for BENCHMARKS.md.
+  static func markdown(_ rows: [BenchRow], command: String) -> String {
+    var md = "## Key rotation\n\nReproduce with:\n\n```sh\n\(command)\n```\n\n"
+    md += "| Measure | Result | Goal | Met |\n|---|---:|---|:-:|\n"
+    for row in rows {
+      md += "| \(row.measure) | \(row.result) | \(row.goal) | \(row.metText) |\n"
+    }
+    return md
+  }
+}
+
+/// The first error of several importer threads.
+private final class LockedErrors: @unchecked Sendable {
+  private let lock = NSLock()
+  private var error: (any Error)?
+
+  func record(_ error: any Error) {
+    lock.withLock {
+      if self.error == nil { self.error = error }
+    }
+  }
+
+  var first: (any Error)? { lock.withLock { error } }
+}
