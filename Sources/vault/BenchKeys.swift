@@ -15,21 +15,37 @@ struct KeyBench {
   let size: Int
   let runs: Int
   var assets = 10_000
+  /// Timed rotations per vault (the median is reported).
+  var rotations = 5
   let status: (String) -> Void
 
   /// Runs every step and returns the rows of the table.
   func run() throws -> [BenchRow] {
     var rows: [BenchRow] = []
-    let small = try rotation(assetSize: 1 << 10)
-    let large = try rotation(assetSize: 1 << 20)
+    var vaults = [try filledVault(assetSize: 1 << 10), try filledVault(assetSize: 1 << 20)]
+    // Alternate the two vaults' rotations, so a load change on the shared machine hits both.
+    var samples: [[Double]] = [[], []]
+    for round in 1...rotations {
+      for k in 0..<2 {
+        status("rotating \(assets) asset keys, vault \(k + 1) of 2 (\(round) of \(rotations))")
+        let (seconds, rotated) = try rotate(vaults[k])
+        samples[k].append(seconds)
+        vaults[k] = rotated
+      }
+    }
+    for vault in vaults { try? FileManager.default.removeItem(atPath: vault.directory) }
+    let small = BenchFormat.quantile(samples[0].sorted(), 0.5)
+    let large = BenchFormat.quantile(samples[1].sorted(), 0.5)
     let goal = "< 1 s"
     rows.append(
       BenchRow(
-        measure: "Rotate master key, \(assets) assets of 1 KiB (in-process)",
+        measure:
+          "Rotate master key, \(assets) assets of 1 KiB (in-process, median of \(rotations))",
         result: BenchFormat.seconds(small), goal: goal, met: small < 1))
     rows.append(
       BenchRow(
-        measure: "Rotate master key, \(assets) assets of 1 MiB (in-process)",
+        measure:
+          "Rotate master key, \(assets) assets of 1 MiB (in-process, median of \(rotations))",
         result: BenchFormat.seconds(large), goal: goal, met: large < 1))
     let spread = max(small, large) / max(min(small, large), 1e-9)
     rows.append(
@@ -62,9 +78,8 @@ struct KeyBench {
     return rows
   }
 
-  /// Fills a vault with `assets` assets of `assetSize` bytes (4 importers at once), then
-  /// times one master key rotation.
-  private func rotation(assetSize: Int) throws -> Double {
+  /// Fills a vault with `assets` assets of `assetSize` bytes (4 importers at once).
+  private func filledVault(assetSize: Int) throws -> Vault {
     let path = directory + "/rotate-\(assetSize)"
     let vault = try Vault.create(at: path, masterKey: try DemoKey.load())
     let source = directory + "/source-\(assetSize).bin"
@@ -87,7 +102,12 @@ struct KeyBench {
       }
     }
     if let error = failures.first { throw error }
-    status("rotating \(assets) asset keys")
+    return vault
+  }
+
+  /// Times one master key rotation, then retires the old key (untimed), so every timed
+  /// rotation starts from one active key, as a first rotation does.
+  private func rotate(_ vault: Vault) throws -> (Double, Vault) {
     let newKey = try MasterKey.generate()
     let started = BenchClock.now()
     let rotated = try vault.rotateMasterKey(to: newKey)
@@ -95,8 +115,8 @@ struct KeyBench {
     guard try rotated.keyStatus().keys.first?.assets == assets else {
       throw CLIError("rotation did not rewrap \(assets) keys")
     }
-    try? FileManager.default.removeItem(atPath: path)
-    return seconds
+    try rotated.retireKey(vault.keyID)
+    return (seconds, rotated)
   }
 
   /// Median seconds to import `size` bytes and to re-encrypt them, round by round.
@@ -108,10 +128,12 @@ struct KeyBench {
     var reencryptions: [Double] = []
     for round in 1...runs {
       status("round \(round) of \(runs): import and re-encrypt \(formatBytes(UInt64(size)))")
+      try prime()
       var started = BenchClock.now()
       let info = try vault.importFile(at: input, name: "round-\(round)")
       imports.append(BenchClock.now() - started)
       let id = try vault.resolve("round-\(round)")
+      try prime()
       started = BenchClock.now()
       let summary = try vault.reencrypt(assets: [id])
       reencryptions.append(BenchClock.now() - started)
@@ -123,6 +145,13 @@ struct KeyBench {
     _ = unlink(input)
     let median = { (values: [Double]) in BenchFormat.quantile(values.sorted(), 0.5) }
     return (median(imports), median(reencryptions))
+  }
+
+  /// Writes and deletes an untimed file of the measured size right before a timed step, as
+  /// the main bench does, so import and re-encryption both write into memory freed a
+  /// moment ago (a VM that returns freed memory to its host makes the first writes slow).
+  private func prime() throws {
+    _ = try BenchFiles.timeWrite(directory + "/prime.bin", size: size + (16 << 20), sync: false)
   }
 
   /// Median seconds to read a passphrase-protected key file at the default scrypt cost.
