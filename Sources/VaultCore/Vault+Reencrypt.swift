@@ -134,9 +134,9 @@ extension Vault {
       key: newKeys.chunkKey, chunkSize: record.chunkSize, headerMAC: newHeader.mac,
       workers: workers)
     let buffers = ChunkBuffers(chunkSize: record.chunkSize, workers: workers)
-    let sealed = UnsafeMutableRawBufferPointer.allocate(
-      byteCount: buffers.chunksPerBatch * layout.slotSize, alignment: 64)
-    defer { sealed.deallocate() }
+    // Writes overlap with reading and sealing the next batch (two alternating buffers).
+    let writer = SlotWriter(file: newFile, bufferSize: buffers.chunksPerBatch * layout.slotSize)
+    var batchNumber = 0
     var resealed = 0
     for run in presence.storedRuns(in: 0..<layout.chunkCount) {
       var first = run.lowerBound
@@ -163,12 +163,13 @@ extension Vault {
           count(refused: failures.count)
           throw VaultError.chunkDamaged(asset: name, index: failure.index, reason: failure.reason)
         }
+        let sealed = try writer.acquire(batchNumber)
         try sealer.seal(
           plaintext: UnsafeRawBufferPointer(buffers.plaintext), slots: sealed,
           firstIndex: batch.lowerBound, count: batch.count,
           lastLength: layout.plaintextLength(last), lastIsFinal: layout.isFinal(last))
-        try newFile.write(UnsafeRawBufferPointer(rebasing: sealed[0..<spanLength]), at: spanStart)
-        newFile.startWriteback(at: spanStart, length: spanLength)
+        writer.write(batchNumber, length: spanLength, at: spanStart)
+        batchNumber += 1
         count(opened: batch.count, sealed: batch.count)
         resealed += batch.count
         advance(
@@ -177,6 +178,7 @@ extension Vault {
         first = batch.upperBound
       }
     }
+    try writer.finish()
     // The new chunks reach the disk before the index points at them.
     try newFile.sync()
     FileSystem.syncDirectory(FileSystem.parent(of: newPath))
