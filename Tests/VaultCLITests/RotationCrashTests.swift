@@ -117,6 +117,13 @@ struct RotationCrashTests {
     return (Double.random(in: 0...window), nil)
   }
 
+  /// Shrinks the random window when a run finished before its kill, widens it a little when
+  /// the kill landed: the machine's load changes during a long run, and with it how long
+  /// the command takes, so a fixed window would drift past the end (or stay near the start).
+  static func adapt(_ window: Double, killed: Bool) -> Double {
+    killed ? window * 1.05 : window * 0.8
+  }
+
   /// Measures a clean run of `args` on a copy, for the random delay window.
   func cleanDuration(_ template: CLI, _ args: [String]) throws -> Double {
     let cli = try copy(template, run: -1)
@@ -132,7 +139,7 @@ struct RotationCrashTests {
     defer { template.cleanup() }
     let original = try #require(
       try keyStatus(template, key: template.path("t/v.key"))?["activeKeyID"] as? String)
-    let window = try cleanDuration(template, ["key", "rotate"]) * 0.9
+    var window = try cleanDuration(template, ["key", "rotate"]) * 0.9
     var killed = 0
     var i = 0
     // Until `runs` kills landed mid-run (a random delay past the end counts as no kill).
@@ -145,7 +152,9 @@ struct RotationCrashTests {
       let args = ["key", "rotate"] + (retire ? ["--retire-old"] : [])
       let (delay, point) = plan(i, points: Self.rotatePoints, window: window)
       let context = "run \(i) \(args) \(point ?? String(format: "%.3fs", delay ?? 0))"
-      if try runAndKill(cli, args, delay: delay, point: point) { killed += 1 }
+      let wasKilled = try runAndKill(cli, args, delay: delay, point: point)
+      if wasKilled { killed += 1 }
+      if delay != nil { window = Self.adapt(window, killed: wasKilled) }
       // Opens with the old or the new key: the key file, or (retire) the staged new key.
       let candidates = [key] + (retire ? [key + ".new"] : [])
       let opener = try candidates.first { try keyStatus(cli, key: $0) != nil }
@@ -172,7 +181,7 @@ struct RotationCrashTests {
     let (template, sources) = try template()
     defer { template.cleanup() }
     let args = ["key", "rotate", "--reencrypt"]
-    let window = try cleanDuration(template, args) * 0.9
+    var window = try cleanDuration(template, args) * 0.9
     var killed = 0
     var i = 0
     while killed < Self.runs && i < 2 * Self.runs {
@@ -181,7 +190,9 @@ struct RotationCrashTests {
       let key = try #require(cli.environment["VAULT_KEY_FILE"])
       let (delay, point) = plan(i, points: Self.reencryptPoints, window: window)
       let context = "run \(i) \(point ?? String(format: "%.3fs", delay ?? 0))"
-      if try runAndKill(cli, args, delay: delay, point: point) { killed += 1 }
+      let wasKilled = try runAndKill(cli, args, delay: delay, point: point)
+      if wasKilled { killed += 1 }
+      if delay != nil { window = Self.adapt(window, killed: wasKilled) }
       #expect(try keyStatus(cli, key: key) != nil, "\(context): the key does not open the vault")
       try expectWhole(cli, key: key, sources, context: context)
       let rerun = try cli.run(args)
