@@ -131,25 +131,7 @@ public enum KeyFile {
     guard !FileSystem.exists(path) else {
       throw VaultError.keyFile(path: path, reason: "already exists; refusing to overwrite it")
     }
-    var text = "# vault master key: keep it secret, keep a backup. Format: Keys/README.md\n"
-    if let passphrase {
-      let salt = try cryptoCall { try SecureRandom.bytes(count: 16) }
-      let kek = try cryptoCall {
-        try Scrypt.deriveKey(
-          passphrase: passphrase, salt: salt, parameters: parameters, outputByteCount: 32)
-      }
-      let sealed = try cryptoCall {
-        try ChaChaPoly.sealKey(key.key, key: kek, aad: scryptAAD(id: key.keyID))
-      }
-      text += "\(scryptHeader)\nid \(key.keyID)\n"
-      text += "scrypt \(parameters.n) \(parameters.r) \(parameters.p)\n"
-      text +=
-        "salt \(Data(salt).base64EncodedString())\nsealed \(Data(sealed).base64EncodedString())\n"
-    } else {
-      let encoded = key.key.withUnsafeBytes { Data($0).base64EncodedString() }
-      text += "\(plainHeader)\nid \(key.keyID)\nkey \(encoded)\n"
-    }
-    var bytes = Array(text.utf8)
+    var bytes = try encode(key, passphrase: passphrase, parameters: parameters)
     defer { SecureMemory.cleanse(&bytes) }
     let temp = path + ".tmp-\(getpid())"
     let fd = posixOpen(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -170,6 +152,31 @@ public enum KeyFile {
       throw VaultError.keyFile(path: path, reason: reason)
     }
     FileSystem.syncDirectory(FileSystem.parent(of: path))
+  }
+
+  /// The text of a key file for `key`, scrypt-protected when `passphrase` is given.
+  static func encode(_ key: MasterKey, passphrase: [UInt8]?, parameters: Scrypt.Parameters)
+    throws -> [UInt8]
+  {
+    var text = "# vault master key: keep it secret, keep a backup. Format: Keys/README.md\n"
+    if let passphrase {
+      let salt = try cryptoCall { try SecureRandom.bytes(count: 16) }
+      let kek = try cryptoCall {
+        try Scrypt.deriveKey(
+          passphrase: passphrase, salt: salt, parameters: parameters, outputByteCount: 32)
+      }
+      let sealed = try cryptoCall {
+        try ChaChaPoly.sealKey(key.key, key: kek, aad: scryptAAD(id: key.keyID))
+      }
+      text += "\(scryptHeader)\nid \(key.keyID)\n"
+      text += "scrypt \(parameters.n) \(parameters.r) \(parameters.p)\n"
+      text +=
+        "salt \(Data(salt).base64EncodedString())\nsealed \(Data(sealed).base64EncodedString())\n"
+    } else {
+      let encoded = key.key.withUnsafeBytes { Data($0).base64EncodedString() }
+      text += "\(plainHeader)\nid \(key.keyID)\nkey \(encoded)\n"
+    }
+    return Array(text.utf8)
   }
 
   static func scryptAAD(id: String) -> [UInt8] {

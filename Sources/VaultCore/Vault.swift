@@ -129,7 +129,7 @@ public final class Vault: Sendable {
     }
     let index = try VaultIndex.open(path: indexPath)
     let settings = try index.settings()
-    guard settings.formatVersion <= Int(VaultFormat.version) else {
+    guard settings.formatVersion <= VaultFormat.maximumIndexVersion else {
       throw VaultError.unsupportedFormat(version: settings.formatVersion)
     }
     guard VaultFormat.isValidChunkSize(settings.chunkSize), settings.vaultID.count == 16 else {
@@ -213,15 +213,23 @@ public final class Vault: Sendable {
 
   func unwrapKeys(_ record: AssetRecord) throws -> AssetKeys {
     let id = record.assetID
-    guard record.keyID == masterKey.keyID else {
-      throw VaultError.wrongKey(expectedKeyIDs: [record.keyID], actualKeyID: masterKey.keyID)
+    var wrapped = record.wrappedKey
+    if record.keyID != masterKey.keyID {
+      // A decrypt-only key opens the copy made for it at rotation (VaultIndex+Keys.swift).
+      guard
+        let copy = try index.assetKeyCopy(
+          id, generation: record.generation, keyID: masterKey.keyID)
+      else {
+        throw VaultError.wrongKey(expectedKeyIDs: [record.keyID], actualKeyID: masterKey.keyID)
+      }
+      wrapped = copy
     }
     let dataKey: SymmetricKey
     do {
       dataKey = try ChaChaPoly.openKey(
-        Array(record.wrappedKey), key: wrappingKey,
+        Array(wrapped), key: wrappingKey,
         aad: AssetKeys.wrapAAD(
-          assetID: id, generation: UInt64(record.generation), keyID: record.keyID))
+          assetID: id, generation: UInt64(record.generation), keyID: masterKey.keyID))
     } catch {
       throw VaultError.assetDamaged(asset: id.short, reason: "its key record failed authentication")
     }

@@ -45,6 +45,11 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
   case io(operation: String, path: String, errno: Int32)
   /// A cryptographic primitive failed for a reason other than authentication.
   case crypto(String)
+  /// Another key operation (rotation, re-encryption, retirement) holds the vault's key lock.
+  case keyOperationBusy(path: String)
+  /// The vault was opened with a rotated-out key that may only decrypt; the operation needs
+  /// the active key.
+  case keyDecryptOnly(keyID: String, activeKeyID: String)
 
   public var description: String {
     switch self {
@@ -54,7 +59,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
       return "a vault or other files already exist at \(path)"
     case .unsupportedFormat(let version):
       return
-        "vault format \(version) is newer than this build understands (max \(VaultFormat.version))"
+        "vault format \(version) is newer than this build understands (max \(VaultFormat.maximumIndexVersion))"
     case .wrongKey(let expected, let actual):
       let list = expected.joined(separator: ", ")
       return "wrong key: this vault was sealed with key id \(list), the key given has id \(actual)"
@@ -92,6 +97,11 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
       return "\(operation) \(path): \(String(cString: strerror(code)))"
     case .crypto(let reason):
       return "cryptographic failure: \(reason)"
+    case .keyOperationBusy(let path):
+      return "another key operation is running on this vault (\(path) is locked); try again later"
+    case .keyDecryptOnly(let keyID, let activeKeyID):
+      return
+        "key \(keyID) was rotated out and may only decrypt: use the active key \(activeKeyID)"
     }
   }
 }

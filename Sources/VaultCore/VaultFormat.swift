@@ -4,6 +4,15 @@
 public enum VaultFormat {
   /// The format version written by this build and bound into every chunk's AAD.
   public static let version: UInt16 = 1
+  /// `settings.formatVersion` while a rotated-out master key is still decrypt-only. Chunks,
+  /// headers and labels stay version 1; the higher index version only makes builds that
+  /// predate key rotation (they accept `formatVersion <= 1`) refuse the vault instead of
+  /// wrapping new data keys under a key that is about to be retired (FORMAT.md §11).
+  public static let indexVersionKeysPending = 2
+  /// The highest `settings.formatVersion` this build opens.
+  public static let maximumIndexVersion = 2
+  /// Lock file that serialises key operations (rotate, re-encrypt, retire) on one vault.
+  static let keyLockFileName = "KEYS.lock"
   /// Name of the marker file at the top of a vault directory.
   static let markerFileName = "VAULT"
   /// Contents of the marker file (first line is checked).

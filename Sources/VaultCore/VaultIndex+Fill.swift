@@ -37,12 +37,15 @@ extension VaultIndex {
   /// - Returns: the replaced record, if any, so its file can be removed.
   func replaceGeneration(_ record: AssetRecord) throws -> AssetRecord? {
     try writeTransaction { db in
+      try Self.requireActive(db, keyID: record.keyID)
       let old = try AssetRecord.fetchOne(db, key: record.id)
       var fresh = record
       if let old {
         fresh.pinned = old.pinned
         fresh.createdAt = old.createdAt
         try old.delete(db)
+        // Copies of the replaced generation's key under decrypt-only keys die with it.
+        try db.execute(sql: "DELETE FROM assetKey WHERE assetID = ?", arguments: [old.id])
       }
       try fresh.insert(db)
       return old

@@ -72,8 +72,18 @@ final class VaultIndex: Sendable {
         t.column("value", .blob).notNull()
       }
     }
+    // Key rotation: data key copies under decrypt-only keys and the re-encryption queue
+    // (VaultIndex+Keys.swift, FORMAT.md §5).
+    migrator.registerMigration("v3-keys") { db in
+      try createKeyTables(db)
+    }
     registerPolicyMigrations(&migrator)
     return migrator
+  }
+
+  /// Runs `body` in one read transaction, mapping SQLite errors to ``VaultError``.
+  func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+    try read(body)
   }
 
   private func read<T>(_ body: (Database) throws -> T) throws -> T {
@@ -156,9 +166,11 @@ final class VaultIndex: Sendable {
   }
 
   /// Records a complete asset whose file is already written and synced.
-  /// - Throws: ``VaultError/duplicateAsset(_:)`` if the id exists.
+  /// - Throws: ``VaultError/duplicateAsset(_:)`` if the id exists,
+  ///   ``VaultError/keyDecryptOnly(keyID:activeKeyID:)`` if its key was rotated out.
   func insertAsset(_ record: AssetRecord, name: String) throws {
     try write { db in
+      try Self.requireActive(db, keyID: record.keyID)
       guard try AssetRecord.exists(db, key: record.id) == false else {
         throw VaultError.duplicateAsset(name)
       }
@@ -173,6 +185,9 @@ final class VaultIndex: Sendable {
     let deleted = try write { db -> AssetRecord? in
       guard let record = try AssetRecord.fetchOne(db, key: Data(id.bytes)) else { return nil }
       try record.delete(db)
+      // Copies of its data key under decrypt-only keys are shredded in the same transaction.
+      try db.execute(sql: "DELETE FROM assetKey WHERE assetID = ?", arguments: [record.id])
+      try db.execute(sql: "DELETE FROM reencryption WHERE assetID = ?", arguments: [record.id])
       return record
     }
     _ = try? database.writeWithoutTransaction { db in

@@ -54,6 +54,10 @@ extension VaultCommand {
     @Option(help: "Assets in the cache-policy section's vault (open and prune times).")
     var policyAssets = 10_000
 
+    @Option(
+      help: "Run only this section: `keys` (key rotation, re-encryption, scrypt; BenchKeys.swift).")
+    var only: String?
+
     /// The --size value in bytes.
     var bytes: Int { size?.value ?? 1 << 30 }
 
@@ -63,6 +67,7 @@ extension VaultCommand {
       guard reads >= 100 else { throw ValidationError("--reads must be at least 100") }
       guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
       guard policyAssets >= 1 else { throw ValidationError("--policy-assets must be at least 1") }
+      guard only == nil || only == "keys" else { throw ValidationError("--only takes `keys`") }
     }
 
     func run() throws {
@@ -81,6 +86,14 @@ extension VaultCommand {
           throw CLIError(
             "\(directory) has \(formatBytes(free)) free; --size \(formatBytes(UInt64(bytes))) "
               + "needs about 4 times that")
+        }
+        if only == "keys" {
+          let rows = try KeyBench(
+            directory: directory, size: bytes, runs: min(runs, 3),
+            status: { FileHandle.standardError.write(Data("vault bench: \($0)\n".utf8)) }
+          ).run()
+          print(KeyBench.markdown(rows, command: BenchFormat.shellLine(CommandLine.arguments)))
+          return
         }
         let runner = BenchRunner(
           size: bytes, seconds: seconds, reads: reads, runs: runs, loader: !skipLoader,
