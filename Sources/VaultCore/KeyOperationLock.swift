@@ -18,7 +18,7 @@ enum KeyOperationLock {
     var depth: Int
   }
 
-  private static let held = LockedValue<[String: Held]>([:])
+  private static let held = Locked<[String: Held]>([:])
 
   /// Takes the lock without waiting (or deepens this process's hold on it).
   /// - Throws: ``VaultError/keyOperationBusy(path:)`` if another process holds it.

@@ -94,11 +94,6 @@ final class VaultIndex: Sendable {
     }
   }
 
-  /// Runs `body` on a read snapshot, mapping SQLite errors to ``VaultError``.
-  func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-    try read(body)
-  }
-
   /// Runs `body` in one write transaction, mapping SQLite errors to ``VaultError``.
   func writeTransaction<T>(_ body: (Database) throws -> T) throws -> T {
     try write(body)
