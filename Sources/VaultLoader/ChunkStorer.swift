@@ -174,15 +174,21 @@ final class ChunkStorer: @unchecked Sendable {
   /// Takes the queued batches that continue the first one, up to `maximumRun` bytes.
   private func takeRun() -> ChunkAssembler.Batch? {
     lock.lock()
-    defer { lock.unlock() }
     guard !pending.isEmpty, failureValue == nil, !closed else {
       draining = false
+      var waiters: [CheckedContinuation<Void, Never>] = []
       if failureValue != nil || closed {
         pending = []
         backlogBytes = 0
+        // Whoever waits for the backlog must hear that it is gone.
+        waiters = backlogWaiters.map(\.continuation)
+        backlogWaiters = []
       }
+      lock.unlock()
+      for waiter in waiters { waiter.resume() }
       return nil
     }
+    defer { lock.unlock() }
     var run = pending.removeFirst()
     while let next = pending.first, run.bytes.count + next.bytes.count <= maximumRun {
       // Batches hold whole chunks, so a run continues only at a chunk boundary.

@@ -73,6 +73,15 @@ final class Transfer: @unchecked Sendable {
   weak var task: URLSessionTask?
   private var lastActivity = DispatchTime.now()
   private var watchdog: (any DispatchSourceTimer)?
+  private var finished = false
+
+  /// Cancels the task unless it already completed. FoundationNetworking tears a finished
+  /// transfer down on its own threads; a late `cancel()` racing that teardown is a known
+  /// crash family on Linux (swift-corelibs-foundation #4791, #5469), so it is not sent.
+  func cancelIfRunning() {
+    let running = lock.withLock { !finished }
+    if running { task?.cancel() }
+  }
 
   init(url: String) { self.url = url }
 
@@ -89,7 +98,7 @@ final class Transfer: @unchecked Sendable {
         DispatchTime.now().uptimeNanoseconds - self.lastActivity.uptimeNanoseconds
       }
       if Double(idle) / 1e9 > idleTimeout {
-        self.task?.cancel()
+        self.cancelIfRunning()
         self.completed(
           error: LoaderError.transport(
             url: self.url, reason: "no data for \(Int(idleTimeout)) s (timed out)"))
@@ -137,12 +146,12 @@ final class Transfer: @unchecked Sendable {
     }
     let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
     lock.withLock { bodyContinuation = continuation }
-    continuation.onTermination = { [weak task] termination in
-      if case .cancelled = termination { task?.cancel() }
+    continuation.onTermination = { [weak self] termination in
+      if case .cancelled = termination { self?.cancelIfRunning() }
     }
     let response = OriginResponse(
       status: response.statusCode, headers: headers, url: response.url ?? URL(fileURLWithPath: "/"),
-      body: stream, cancel: { [weak task] in task?.cancel() })
+      body: stream, cancel: { [weak self] in self?.cancelIfRunning() })
     resolveHead(.success(response))
   }
 
@@ -154,6 +163,7 @@ final class Transfer: @unchecked Sendable {
 
   func completed(error: (any Error)?) {
     lock.withLock {
+      finished = true
       watchdog?.cancel()
       watchdog = nil
     }
