@@ -128,38 +128,7 @@ enum BenchChildren {
         InterruptCleanup.add { BenchChildren.stopAll() }
       }
     }
-    #if canImport(Glibc)
-      var actions = posix_spawn_file_actions_t()
-      var attributes = posix_spawnattr_t()
-    #else
-      var actions: posix_spawn_file_actions_t?
-      var attributes: posix_spawnattr_t?
-    #endif
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGINT)
-    sigaddset(&defaults, SIGTERM)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    let envp: [UnsafeMutablePointer<CChar>?] =
-      ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv { free(pointer) }
-      for pointer in envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    let code = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
-    guard code == 0 else {
-      throw CLIError("cannot run \(program): \(String(cString: strerror(code)))")
-    }
+    let pid = try ChildSpawn.start(program, arguments, output: .file(output))
     lock.withLock { _ = live.insert(pid) }
     return pid
   }

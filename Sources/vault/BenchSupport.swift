@@ -86,45 +86,12 @@ enum Subprocess {
       spawned = [gnuTime, "-f", "%M", "-o", rssPath] + arguments
       program = gnuTime
     }
-    #if canImport(Glibc)
-      var actions = posix_spawn_file_actions_t()
-      var attributes = posix_spawnattr_t()
-    #else
-      var actions: posix_spawn_file_actions_t?
-      var attributes: posix_spawnattr_t?
-    #endif
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGINT)
-    sigaddset(&defaults, SIGTERM)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    if let outPath, let errPath {
-      posix_spawn_file_actions_addopen(
-        &actions, 1, discardOutput ? "/dev/null" : outPath,
-        O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-      posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    } else {
-      posix_spawn_file_actions_adddup2(&actions, 2, 1)
-    }
-    let argv: [UnsafeMutablePointer<CChar>?] = spawned.map { strdup($0) } + [nil]
-    let envp: [UnsafeMutablePointer<CChar>?] =
-      ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv { free(pointer) }
-      for pointer in envp { free(pointer) }
-    }
-    var pid: pid_t = 0
     let start = BenchClock.now()
-    let code = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
-    guard code == 0 else {
-      throw CLIError("cannot run \(program): \(String(cString: strerror(code)))")
-    }
+    let pid = try ChildSpawn.start(
+      program, spawned,
+      output: outPath.flatMap { out in
+        errPath.map { .files(out: discardOutput ? "/dev/null" : out, err: $0) }
+      } ?? .stderrToStdout)
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 {
@@ -666,5 +633,66 @@ final class BenchStatus {
   func finish() {
     guard enabled, step > 0 else { return }
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+  }
+}
+
+/// `posix_spawnp` as the benchmark starts its children: stdin from /dev/null, SIGINT and
+/// SIGTERM back at their defaults (the bench ignores them while children run).
+enum ChildSpawn {
+  /// Where a child's stdout and stderr go.
+  enum Output {
+    /// stdout and stderr into their own files.
+    case files(out: String, err: String)
+    /// stdout into a file, stderr with it.
+    case file(String)
+    /// stderr joins the stdout the child inherits.
+    case stderrToStdout
+  }
+
+  /// Starts `program` (searched in PATH) with `arguments` (argv, program name included).
+  /// - Throws: ``CLIError`` if it cannot be started.
+  static func start(_ program: String, _ arguments: [String], output: Output) throws -> pid_t {
+    #if canImport(Glibc)
+      var actions = posix_spawn_file_actions_t()
+      var attributes = posix_spawnattr_t()
+    #else
+      var actions: posix_spawn_file_actions_t?
+      var attributes: posix_spawnattr_t?
+    #endif
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGINT)
+    sigaddset(&defaults, SIGTERM)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    let create = O_WRONLY | O_CREAT | O_TRUNC
+    switch output {
+    case .files(let out, let err):
+      posix_spawn_file_actions_addopen(&actions, 1, out, create, 0o600)
+      posix_spawn_file_actions_addopen(&actions, 2, err, create, 0o600)
+    case .file(let path):
+      posix_spawn_file_actions_addopen(&actions, 1, path, create, 0o600)
+      posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    case .stderrToStdout:
+      posix_spawn_file_actions_adddup2(&actions, 2, 1)
+    }
+    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] =
+      ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argv { free(pointer) }
+      for pointer in envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let code = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
+    guard code == 0 else {
+      throw CLIError("cannot run \(program): \(String(cString: strerror(code)))")
+    }
+    return pid
   }
 }
