@@ -73,8 +73,10 @@ final class ChunkAssembler: @unchecked Sendable {
   /// Waits for whole chunks; nil once the body ended and no whole chunk is left.
   func nextBatch() async -> Batch? {
     while true {
-      if let batch = takeBatch() { return batch }
-      let done = lock.withLock { finished }
+      // Taken together under the lock: a last piece appended just before `finish` must
+      // not be missed between a failed take and the check for the end.
+      let (batch, done) = lock.withLock { (takeBatchLocked(), finished) }
+      if let batch { return batch }
       if done { return nil }
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         lock.lock()
@@ -95,9 +97,8 @@ final class ChunkAssembler: @unchecked Sendable {
   /// Absolute offset of the first byte not yet handed out as a whole chunk.
   var position: UInt64 { lock.withLock { base } }
 
-  private func takeBatch() -> Batch? {
-    lock.lock()
-    defer { lock.unlock() }
+  /// Caller holds the lock.
+  private func takeBatchLocked() -> Batch? {
     let whole = min(completeBytes(), maximumBatch - maximumBatch % chunkSize)
     guard whole > 0 else { return nil }
     let batch = Batch(firstIndex: Int(base / UInt64(chunkSize)), bytes: Array(buffer[0..<whole]))

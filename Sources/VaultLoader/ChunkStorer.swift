@@ -97,6 +97,15 @@ final class ChunkStorer: @unchecked Sendable {
   /// Bytes queued or being stored.
   var backlog: Int { lock.withLock { backlogBytes } }
 
+  /// One line of state for ``RangeLoader/diagnostics()``.
+  var diagnostics: String {
+    lock.withLock {
+      "storer backlog \(backlogBytes) B in \(pending.count) batches, draining \(draining), "
+        + "closed \(closed), backlog waiters \(backlogWaiters.map(\.limit)), "
+        + "failure \(failureValue.map { "\($0)" } ?? "none")"
+    }
+  }
+
   /// The first store error, if any (later batches are dropped once one failed).
   var failure: (any Error)? { lock.withLock { failureValue } }
 

@@ -304,19 +304,37 @@ public actor RangeLoader {
     fetch.interest.insert(session.id)
     let sessionID = session.id
     return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<ArraySlice<UInt8>?, any Error>) in
-        if entry.presence.contains(index) {
-          continuation.resume(returning: nil)
-        } else if let bytes = entry.arrived[index] {
-          continuation.resume(returning: bytes)
-        } else {
-          entry.waiters[index, default: []].append(
-            Waiter(session: sessionID, continuation: continuation))
-        }
-      }
+      try await self.wait(for: index, of: entry, session: sessionID)
     } onCancel: {
       Task { await self.abandon(session: sessionID, entry: id) }
+    }
+  }
+
+  /// Suspends the reader until chunk `index` arrives (or is stored, or the read fails).
+  ///
+  /// A method of its own so the continuation body provably runs on the actor: an async
+  /// closure that does not capture `self` (such as a `withTaskCancellationHandler`
+  /// operation) is nonisolated in Swift 6, and registering the waiter from one raced the
+  /// actor's `deliver` (lost wake-ups, a corrupted `waiters` dictionary).
+  private func wait(for index: Int, of entry: LoaderEntry, session: Int) async throws
+    -> ArraySlice<UInt8>?
+  {
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<ArraySlice<UInt8>?, any Error>) in
+      self.preconditionIsolated("a reader registered its wait off the loader actor")
+      if entry.presence.contains(index) {
+        continuation.resume(returning: nil)
+      } else if let bytes = entry.arrived[index] {
+        continuation.resume(returning: bytes)
+      } else if entries[entry.id] !== entry {
+        // The entry failed or was replaced while the reader hopped here.
+        continuation.resume(throwing: GenerationChanged())
+      } else {
+        entry.waiters[index, default: []].append(
+          Waiter(session: session, continuation: continuation))
+        // The fetch chosen for it may have ended during the hop: never wait on nothing.
+        if !entry.fetches.contains(where: { $0.covers(index) }) { resumeOrphans(entry) }
+      }
     }
   }
 

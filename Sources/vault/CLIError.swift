@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VaultCore
+import VaultLoader
 
 /// A usage or runtime problem found by the CLI itself, shown as one line.
 struct CLIError: Error, CustomStringConvertible {
@@ -80,4 +81,22 @@ func installInterruptHandler() {
     source.resume()
     interruptSources.append(source)
   }
+}
+
+nonisolated(unsafe) private var diagnosticsSource: (any DispatchSourceSignal)?
+
+/// On SIGUSR1: print the loader's state to stderr (what it fetches, what readers wait on),
+/// for diagnosing a read that does not progress. The process keeps running.
+func installDiagnosticsHandler(_ loader: RangeLoader) {
+  guard diagnosticsSource == nil else { return }
+  signal(SIGUSR1, SIG_IGN)
+  let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+  source.setEventHandler {
+    Task {
+      let text = await loader.diagnostics()
+      FileHandle.standardError.write(Data("vault: \(text)\n".utf8))
+    }
+  }
+  source.resume()
+  diagnosticsSource = source
 }

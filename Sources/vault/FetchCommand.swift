@@ -50,6 +50,7 @@ extension VaultCommand {
         let url = try origin.resourceURL()
         let loader = RangeLoader(
           vault: vault, origin: HTTPOrigin(idleTimeout: origin.timeout), offline: offline)
+        installDiagnosticsHandler(loader)
         let sink = try OutputSink(path: output)
         let progress = ProgressLine("fetching")
         do {

@@ -53,6 +53,7 @@ extension VaultCommand {
         let vault = try options.openVault()
         let loader = RangeLoader(
           vault: vault, origin: HTTPOrigin(idleTimeout: timeout), offline: offline)
+        installDiagnosticsHandler(loader)
         server = try await VaultServer.start(
           vault: vault, loader: loader, host: host, port: port, corsOrigin: cors,
           log: quiet ? nil : Self.logLine)
