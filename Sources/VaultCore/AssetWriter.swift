@@ -113,9 +113,7 @@ public final class AssetWriter {
   public func commit(_ pending: PendingChunks) throws {
     guard !pending.runs.isEmpty else { return }
     try file.sync()
-    for run in pending.runs {
-      try vault.index.recordChunks(assetID, generation: generation, indices: run)
-    }
+    try vault.index.recordChunks(assetID, generation: generation, runs: pending.runs)
     vault.count(sealed: pending.count)
   }
 
@@ -180,4 +178,11 @@ public struct PendingChunks: Sendable {
   public let runs: [Range<Int>]
   /// How many chunks were written.
   public var count: Int { runs.reduce(0) { $0 + $1.count } }
+
+  init(runs: [Range<Int>]) { self.runs = runs }
+
+  /// Several writes committed together (one fsync, one transaction).
+  public init(combining parts: [PendingChunks]) {
+    runs = parts.flatMap(\.runs)
+  }
 }

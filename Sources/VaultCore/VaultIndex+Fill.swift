@@ -20,12 +20,19 @@ extension VaultIndex {
 
   /// Sets the presence bits of chunks whose slots are written and synced. One transaction.
   func recordChunks(_ id: AssetID, generation: UInt64, indices: Range<Int>) throws {
+    try recordChunks(id, generation: generation, runs: [indices])
+  }
+
+  /// Sets the presence bits of several runs of synced chunks. One transaction.
+  func recordChunks(_ id: AssetID, generation: UInt64, runs: [Range<Int>]) throws {
     try writeTransaction { db in
       var record = try Self.current(db, id, generation)
       guard var map = record.presenceMap else {
         throw VaultError.assetDamaged(asset: id.short, reason: "its presence map does not fit")
       }
-      for i in indices where i < map.chunkCount { map.insert(i) }
+      for run in runs {
+        for i in run where i < map.chunkCount { map.insert(i) }
+      }
       record.presence = Data(map.bits)
       record.chunksStored = map.count
       try record.update(db, columns: ["presence", "chunksStored"])

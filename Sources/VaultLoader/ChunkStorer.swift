@@ -5,9 +5,9 @@ import VaultCore
 ///
 /// Readers get a chunk from memory the moment it arrives; the storer writes it behind
 /// them. A store starts once a few MiB are queued (or a batch has waited 30 ms, or someone
-/// waits for the backlog), and batches that queue up meanwhile are merged into one run per
-/// store call: a fast origin costs one fsync and one index commit per several MiB, not per
-/// batch.
+/// waits for the backlog), and batches that queue up meanwhile join it (up to 16 MiB): each
+/// is written as it is, and all are committed together, so a fast origin costs one fsync and
+/// one index commit per several MiB, not per batch.
 /// Its backlog is bounded by the fetches, which wait for it before chaining a new window.
 ///
 /// All writes happen on one serial queue, which also owns the asset's writer (and so its
@@ -15,7 +15,7 @@ import VaultCore
 final class ChunkStorer: @unchecked Sendable {
   /// What one store call did: the chunks it covered, or why it failed.
   struct Outcome: Sendable {
-    var chunks: Range<Int>
+    var chunks: [Range<Int>]
     var newlyStored: Int
     var error: (any Error)?
   }
@@ -169,29 +169,30 @@ final class ChunkStorer: @unchecked Sendable {
     queue.async { self.writer = nil }
   }
 
-  /// Runs on `queue`: stores queued batches, merged into consecutive runs. Two stages: this
+  /// Runs on `queue`: stores queued batches, several per commit. Two stages: this
   /// queue seals and writes a run, `commitQueue` fsyncs and records it, so the next run is
   /// written while the disk syncs the last (at most one commit in flight).
   private func drain() {
     while let run = takeRun() {
-      let count = (run.bytes.count + chunkSize - 1) / chunkSize
-      let chunks = run.firstIndex..<(run.firstIndex + count)
+      let chunks = run.map { $0.firstIndex..<($0.firstIndex + chunksIn($0)) }
       var written: (writer: WriterBox, pending: PendingChunks)?
       var failure: (any Error)?
       do {
         if writer == nil { writer = try openWriterWaiting() }
         guard let writer, writer.generation == generation else { throw GenerationChanged() }
-        let pending = try run.bytes.withUnsafeBytes {
-          try writer.write(firstIndex: run.firstIndex, plaintext: $0)
+        let parts = try run.map { batch in
+          try batch.bytes.withUnsafeBytes {
+            try writer.write(firstIndex: batch.firstIndex, plaintext: $0)
+          }
         }
-        written = (WriterBox(writer: writer), pending)
+        written = (WriterBox(writer: writer), PendingChunks(combining: parts))
       } catch {
         failure = error
         // Seen by `takeRun` at once: nothing after a failed run is written.
         lock.withLock { if failureValue == nil { failureValue = error } }
       }
       commitSlot.wait()
-      let bytes = run.bytes.count
+      let bytes = run.reduce(0) { $0 + $1.bytes.count }
       let (toCommit, writeError) = (written, failure)
       commitQueue.async {
         var outcome = Outcome(chunks: chunks, newlyStored: 0, error: writeError)
@@ -235,8 +236,9 @@ final class ChunkStorer: @unchecked Sendable {
     }
   }
 
-  /// Takes the queued batches that continue the first one, up to `maximumRun` bytes.
-  private func takeRun() -> ChunkAssembler.Batch? {
+  /// Takes queued batches, up to `maximumRun` bytes (at least one): they are written one by
+  /// one (no merged copy) and committed together.
+  private func takeRun() -> [ChunkAssembler.Batch]? {
     lock.lock()
     guard !pending.isEmpty, failureValue == nil, !closed else {
       draining = false
@@ -253,16 +255,17 @@ final class ChunkStorer: @unchecked Sendable {
       return nil
     }
     defer { lock.unlock() }
-    var run = pending.removeFirst()
-    while let next = pending.first, run.bytes.count + next.bytes.count <= maximumRun {
-      // Batches hold whole chunks, so a run continues only at a chunk boundary.
-      guard run.bytes.count % chunkSize == 0,
-        next.firstIndex == run.firstIndex + run.bytes.count / chunkSize
-      else { break }
-      run.bytes.append(contentsOf: next.bytes)
-      pending.removeFirst()
+    var run = [pending.removeFirst()]
+    var bytes = run[0].bytes.count
+    while let next = pending.first, bytes + next.bytes.count <= maximumRun {
+      run.append(pending.removeFirst())
+      bytes += next.bytes.count
     }
     return run
+  }
+
+  private func chunksIn(_ batch: ChunkAssembler.Batch) -> Int {
+    (batch.bytes.count + chunkSize - 1) / chunkSize
   }
 
   private func settle(stored bytes: Int) {

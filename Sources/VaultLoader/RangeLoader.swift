@@ -730,7 +730,7 @@ public actor RangeLoader {
       return
     }
     stats.chunksStored += outcome.newlyStored
-    for index in outcome.chunks {
+    for index in outcome.chunks.joined() {
       entry.presence.insert(index)
       entry.arrived[index] = nil
     }
