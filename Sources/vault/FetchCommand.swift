@@ -79,7 +79,7 @@ extension VaultCommand {
         if output != "-" {
           print(
             "fetched \(formatBytes(stats.bytesDelivered)): \(formatBytes(stats.bytesFromCache)) from the vault, "
-              + "\(formatBytes(stats.bytesFromOrigin)) from the origin in \(stats.originRequests) requests"
+              + "\(formatBytes(stats.bytesFromOrigin)) from the origin in \(stats.originRequests) request\(stats.originRequests == 1 ? "" : "s")"
           )
         }
       }
