@@ -143,23 +143,36 @@ public final class AssetReader {
   /// Largest run opened in one batch by `read(offset:into:)`: bounds its slot buffer.
   static let batchChunks = 64
 
-  /// Opens whole chunks `run` into `out` (exactly their plaintext length): one read of
-  /// their slots, then the crypto workers open them in parallel.
+  /// Opens whole chunks `run` into `out` (exactly their plaintext length), with this
+  /// reader's span buffer for their slots.
   private func openWhole(_ run: Range<Int>, into out: UnsafeMutableRawBufferPointer) throws {
-    if let missing = run.first(where: { !presence.contains($0) }) {
-      throw VaultError.chunkMissing(asset: assetID.short, index: missing)
-    }
-    let spanStart = layout.slotOffset(run.lowerBound)
-    let spanLength =
-      Int(layout.slotOffset(run.upperBound - 1) - spanStart)
-      + layout.plaintextLength(run.upperBound - 1) + VaultFormat.slotOverhead
+    let spanLength = slotSpanLength(run)
     if spanLength > spanCapacity {
       span.deallocate()
       span = .allocate(byteCount: spanLength, alignment: 64)
       spanCapacity = spanLength
     }
-    let slots = UnsafeMutableRawBufferPointer(rebasing: span[0..<spanLength])
-    let n = try file.read(into: slots, at: spanStart)
+    try openRun(run, slots: span, into: out)
+  }
+
+  /// Bytes the slots of consecutive chunks `run` take in the file.
+  private func slotSpanLength(_ run: Range<Int>) -> Int {
+    Int(layout.slotOffset(run.upperBound - 1) - layout.slotOffset(run.lowerBound))
+      + layout.plaintextLength(run.upperBound - 1) + VaultFormat.slotOverhead
+  }
+
+  /// Reads the slots of consecutive chunks `run` with one `pread` into `slots`, then opens
+  /// them on the crypto workers into `plaintext` (chunk k of the run at k × chunkSize).
+  private func openRun(
+    _ run: Range<Int>, slots buffer: UnsafeMutableRawBufferPointer,
+    into plaintext: UnsafeMutableRawBufferPointer
+  ) throws {
+    if let missing = run.first(where: { !presence.contains($0) }) {
+      throw VaultError.chunkMissing(asset: assetID.short, index: missing)
+    }
+    let spanLength = slotSpanLength(run)
+    let slots = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<spanLength])
+    let n = try file.read(into: slots, at: layout.slotOffset(run.lowerBound))
     if n < spanLength {
       vault.count(refused: 1)
       throw VaultError.chunkDamaged(
@@ -167,7 +180,7 @@ public final class AssetReader {
         reason: "file is truncated")
     }
     let failures = crypter.open(
-      slots: UnsafeRawBufferPointer(slots), plaintext: out, firstIndex: run.lowerBound,
+      slots: UnsafeRawBufferPointer(slots), plaintext: plaintext, firstIndex: run.lowerBound,
       count: run.count, length: { self.layout.plaintextLength(run.lowerBound + $0) },
       isFinal: { self.layout.isFinal(run.lowerBound + $0) })
     if let failure = failures.first {
@@ -220,34 +233,7 @@ public final class AssetReader {
     let end = offset + count
     while first < chunks.upperBound {
       let batch = first..<min(first + buffers.chunksPerBatch, chunks.upperBound)
-      if let missing = batch.first(where: { !presence.contains($0) }) {
-        throw VaultError.chunkMissing(asset: assetID.short, index: missing)
-      }
-      let spanStart = layout.slotOffset(batch.lowerBound)
-      let spanLength =
-        Int(
-          layout.slotOffset(batch.upperBound - 1) - spanStart)
-        + layout.plaintextLength(batch.upperBound - 1) + VaultFormat.slotOverhead
-      let span = UnsafeMutableRawBufferPointer(rebasing: buffers.slots[0..<spanLength])
-      let n = try file.read(into: span, at: spanStart)
-      if n < spanLength {
-        let index = batch.lowerBound + n / layout.slotSize
-        vault.count(refused: 1)
-        throw VaultError.chunkDamaged(
-          asset: assetID.short, index: index, reason: "file is truncated")
-      }
-      let failures = crypter.open(
-        slots: UnsafeRawBufferPointer(span), plaintext: buffers.plaintext,
-        firstIndex: batch.lowerBound, count: batch.count,
-        length: { self.layout.plaintextLength(batch.lowerBound + $0) },
-        isFinal: { self.layout.isFinal(batch.lowerBound + $0) })
-      if let failure = failures.first {
-        vault.count(refused: failures.count)
-        throw VaultError.chunkDamaged(
-          asset: assetID.short, index: failure.index, reason: failure.reason)
-      }
-      chunksOpened += batch.count
-      vault.count(opened: batch.count)
+      try openRun(batch, slots: buffers.slots, into: buffers.plaintext)
       let batchStart = UInt64(batch.lowerBound) * UInt64(layout.chunkSize)
       let batchEnd =
         batchStart
