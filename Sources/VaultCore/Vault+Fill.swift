@@ -32,6 +32,13 @@ extension Vault {
       return try continueFill(record: record, keys: keys)
     }
     let previous = try index.asset(id)
+    // A lease survives a new origin version: keep the metadata flag that protects its row.
+    if let previous, let keys = try? unwrapKeys(previous),
+      let old = try? AssetMetadata.open(
+        Array(previous.meta), keys: keys, assetID: id, generation: UInt64(previous.generation))
+    {
+      stored.leased = old.leased
+    }
     let generation = UInt64(previous?.generation ?? 0) + 1
     let keys = try AssetKeys.generate()
     let header = try AssetHeader(

@@ -26,6 +26,14 @@ public final class Vault: Sendable {
   let masterKey: MasterKey
   let wrappingKey: SymmetricKey
   let namingKey: SymmetricKey
+  /// MACs the `lease` rows (derived from the naming key: every master key that opens the
+  /// vault checks the same leases).
+  let leaseKey: SymmetricKey
+  /// Where lease checks get the time.
+  public let clock: VaultClock
+  /// Per asset: the sealed metadata last opened for a lease check and whether it says the
+  /// asset is leased, so a warm check does no decryption.
+  let leasedFlags = Locked([AssetID: (meta: Data, leased: Bool)]())
   /// Cipher workers per import/export: the machine's cores, at most 8.
   let workers: Int
   private let counters = Counters()
@@ -34,8 +42,8 @@ public final class Vault: Sendable {
 
   private init(
     directory: String, settings: SettingsRecord, index: VaultIndex, masterKey: MasterKey,
-    wrappingKey: SymmetricKey, namingKey: SymmetricKey
-  ) {
+    wrappingKey: SymmetricKey, namingKey: SymmetricKey, clock: VaultClock
+  ) throws {
     self.directory = directory
     self.chunkSize = settings.chunkSize
     self.index = index
@@ -43,6 +51,8 @@ public final class Vault: Sendable {
     self.masterKey = masterKey
     self.wrappingKey = wrappingKey
     self.namingKey = namingKey
+    self.leaseKey = try LeaseRecord.key(namingKey: namingKey)
+    self.clock = clock
     self.workers = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
   }
 
@@ -60,10 +70,12 @@ public final class Vault: Sendable {
   ///   - directory: where to create it.
   ///   - masterKey: the key-encryption key; only its id and a commitment are stored.
   ///   - chunkSize: plaintext chunk size, a power of two from 16 KiB to 1 MiB.
+  ///   - clock: the time source of lease checks (the system clock by default).
   /// - Returns: the open vault.
   /// - Throws: ``VaultError/alreadyExists(path:)``, ``VaultError/invalidChunkSize(_:)``, I/O errors.
   public static func create(
-    at directory: String, masterKey: MasterKey, chunkSize: Int = VaultFormat.defaultChunkSize
+    at directory: String, masterKey: MasterKey, chunkSize: Int = VaultFormat.defaultChunkSize,
+    clock: VaultClock = .system
   ) throws -> Vault {
     guard VaultFormat.isValidChunkSize(chunkSize) else {
       throw VaultError.invalidChunkSize(chunkSize)
@@ -96,9 +108,9 @@ public final class Vault: Sendable {
     let marker = "\(VaultFormat.markerFirstLine)\nformat \(VaultFormat.version)\n"
     try writeSmallFile(directory + "/" + VaultFormat.markerFileName, Array(marker.utf8))
     FileSystem.syncDirectory(directory)
-    return Vault(
+    return try Vault(
       directory: directory, settings: settings, index: index, masterKey: masterKey,
-      wrappingKey: wrappingKey, namingKey: namingKey)
+      wrappingKey: wrappingKey, namingKey: namingKey, clock: clock)
   }
 
   /// Checks that ``create(at:masterKey:chunkSize:)`` could use `directory` (missing or
@@ -114,9 +126,12 @@ public final class Vault: Sendable {
   /// - Parameters:
   ///   - directory: the vault directory.
   ///   - masterKey: the key it was created with (checked by id and commitment first).
+  ///   - clock: the time source of lease checks (the system clock by default).
   /// - Throws: ``VaultError/notAVault(path:)``, ``VaultError/wrongKey(expectedKeyIDs:actualKeyID:)``,
   ///   ``VaultError/unsupportedFormat(version:)``, ``VaultError/indexDamaged(reason:)``.
-  public static func open(at directory: String, masterKey: MasterKey) throws -> Vault {
+  public static func open(
+    at directory: String, masterKey: MasterKey, clock: VaultClock = .system
+  ) throws -> Vault {
     let markerPath = directory + "/" + VaultFormat.markerFileName
     guard let marker = try? readSmallFile(markerPath),
       String(decoding: marker, as: UTF8.self).hasPrefix(VaultFormat.markerFirstLine)
@@ -157,9 +172,9 @@ public final class Vault: Sendable {
     } catch {
       throw VaultError.indexDamaged(reason: "the wrapped naming key failed authentication")
     }
-    let vault = Vault(
+    let vault = try Vault(
       directory: directory, settings: settings, index: index, masterKey: masterKey,
-      wrappingKey: wrappingKey, namingKey: namingKey)
+      wrappingKey: wrappingKey, namingKey: namingKey, clock: clock)
     // After a crash the files and the index may disagree; make them agree before use.
     let repairs = (try? vault.reconcile()) ?? ReconcileReport()
     vault.openRepairs.withLock { $0 = repairs }
