@@ -66,8 +66,17 @@ extension Vault {
   /// - Throws: ``VaultError/leaseExpired(asset:denial:)``.
   public func authorizeRead(_ id: AssetID, from offset: UInt64, countsAsPlay: Bool = true) throws {
     for _ in 0..<8 {
-      guard let (record, row) = try index.assetAndLease(id) else { return }
-      guard let state = try authenticLease(record: record, row: row), let row else { return }
+      guard let check = try index.leaseCheck(id) else { return }
+      guard let row = check.lease else {
+        if try isFlaggedLeased(id, meta: check.meta) {
+          throw VaultError.leaseExpired(asset: id.short, denial: .tampered)
+        }
+        return
+      }
+      guard row.isAuthentic(key: leaseKey, assetCreatedAt: check.createdAt) else {
+        throw VaultError.leaseExpired(asset: id.short, denial: .tampered)
+      }
+      let state = row.state
       let time = state.effectiveTime(clock.now())
       if let denial = state.denial(at: time) {
         try? shred(id)
@@ -76,7 +85,7 @@ extension Vault {
       guard countsAsPlay else { return }
       var next = state
       if next.firstPlayAt == nil { next.firstPlayAt = time }
-      if next.startsPlay(offset: offset, chunkSize: record.chunkSize, at: time) {
+      if next.startsPlay(offset: offset, chunkSize: check.chunkSize, at: time) {
         if let limit = next.lease.maxPlays, next.plays >= limit {
           throw VaultError.leaseExpired(asset: id.short, denial: .playsExhausted(limit: limit))
         }
@@ -86,9 +95,9 @@ extension Vault {
       guard next != state else { return }
       next.seenAt = time
       let updated = try LeaseRecord(
-        assetID: id, assetCreatedAt: record.createdAt, state: next, key: leaseKey)
+        assetID: id, assetCreatedAt: check.createdAt, state: next, key: leaseKey)
       if try index.replaceLease(
-        updated, assetID: id, expectedMeta: record.meta, newMeta: nil, expectedMAC: row.mac)
+        updated, assetID: id, expectedMeta: check.meta, newMeta: nil, expectedMAC: row.mac)
       {
         return
       }
@@ -151,7 +160,7 @@ extension Vault {
   func authenticLease(record: AssetRecord, row: LeaseRecord?) throws -> LeaseState? {
     let id = record.assetID
     guard let row else {
-      if try isFlaggedLeased(record) {
+      if try isFlaggedLeased(id, meta: record.meta, record: record) {
         throw VaultError.leaseExpired(asset: id.short, denial: .tampered)
       }
       return nil
@@ -163,11 +172,13 @@ extension Vault {
   }
 
   /// Whether the asset's sealed metadata carries the `leased` flag (cached per sealed blob).
-  private func isFlaggedLeased(_ record: AssetRecord) throws -> Bool {
-    let id = record.assetID
-    if let cached = leasedFlags.withLock({ $0[id] }), cached.meta == record.meta {
+  private func isFlaggedLeased(_ id: AssetID, meta: Data, record: AssetRecord? = nil) throws
+    -> Bool
+  {
+    if let cached = leasedFlags.withLock({ $0[id] }), cached.meta == meta {
       return cached.leased
     }
+    guard let record = try record ?? index.asset(id) else { return false }
     let metadata = try AssetMetadata.open(
       Array(record.meta), keys: try unwrapKeys(record), assetID: id,
       generation: UInt64(record.generation))

@@ -77,6 +77,15 @@ public final class Vault: Sendable {
     at directory: String, masterKey: MasterKey, chunkSize: Int = VaultFormat.defaultChunkSize,
     clock: VaultClock = .system
   ) throws -> Vault {
+    try create(
+      at: directory, masterKey: masterKey, chunkSize: chunkSize, clock: clock,
+      vaultID: cryptoCall { try SecureRandom.bytes(count: 16) })
+  }
+
+  static func create(
+    at directory: String, masterKey: MasterKey, chunkSize: Int, clock: VaultClock,
+    vaultID: [UInt8]
+  ) throws -> Vault {
     guard VaultFormat.isValidChunkSize(chunkSize) else {
       throw VaultError.invalidChunkSize(chunkSize)
     }
@@ -87,7 +96,6 @@ public final class Vault: Sendable {
       try FileSystem.makeDirectory(directory)
     }
     try FileSystem.makeDirectory(directory + "/" + VaultFormat.chunksDirectoryName)
-    let vaultID = try cryptoCall { try SecureRandom.bytes(count: 16) }
     let namingKey = try cryptoCall { try SymmetricKey.random(byteCount: 32) }
     let wrappingKey = try masterKey.wrappingKey(vaultID: vaultID)
     let wrappedNamingKey = try cryptoCall {
@@ -132,17 +140,7 @@ public final class Vault: Sendable {
   public static func open(
     at directory: String, masterKey: MasterKey, clock: VaultClock = .system
   ) throws -> Vault {
-    let markerPath = directory + "/" + VaultFormat.markerFileName
-    guard let marker = try? readSmallFile(markerPath),
-      String(decoding: marker, as: UTF8.self).hasPrefix(VaultFormat.markerFirstLine)
-    else {
-      throw VaultError.notAVault(path: directory)
-    }
-    let indexPath = directory + "/" + VaultFormat.indexFileName
-    guard FileSystem.exists(indexPath) else {
-      throw VaultError.indexDamaged(reason: "\(indexPath) is missing")
-    }
-    let index = try VaultIndex.open(path: indexPath)
+    let index = try openIndex(at: directory)
     let settings = try index.settings()
     guard settings.formatVersion <= VaultFormat.maximumIndexVersion else {
       throw VaultError.unsupportedFormat(version: settings.formatVersion)
@@ -179,6 +177,31 @@ public final class Vault: Sendable {
     let repairs = (try? vault.reconcile()) ?? ReconcileReport()
     vault.openRepairs.withLock { $0 = repairs }
     return vault
+  }
+
+  /// Checks the marker and opens (and migrates) the index.
+  private static func openIndex(at directory: String) throws -> VaultIndex {
+    let markerPath = directory + "/" + VaultFormat.markerFileName
+    guard let marker = try? readSmallFile(markerPath),
+      String(decoding: marker, as: UTF8.self).hasPrefix(VaultFormat.markerFirstLine)
+    else {
+      throw VaultError.notAVault(path: directory)
+    }
+    let indexPath = directory + "/" + VaultFormat.indexFileName
+    guard FileSystem.exists(indexPath) else {
+      throw VaultError.indexDamaged(reason: "\(indexPath) is missing")
+    }
+    return try VaultIndex.open(path: indexPath)
+  }
+
+  /// The vault's public random id (`settings.vaultID`), readable without the key: what a
+  /// ``KeyProvider`` gets as the per-vault salt.
+  static func publicVaultID(at directory: String) throws -> [UInt8] {
+    let settings = try openIndex(at: directory).settings()
+    guard settings.vaultID.count == 16 else {
+      throw VaultError.indexDamaged(reason: "the settings row is invalid")
+    }
+    return Array(settings.vaultID)
   }
 
   /// What opening the vault repaired (``reconcile(now:)``): empty after a clean shutdown.

@@ -66,6 +66,8 @@ public enum VaultFormat {
   static let labelLeaseKey = "vault v1 lease key"
   /// HMAC message prefix of a lease row: `label ‖ 0x00 ‖ asset id ‖ fields` (FORMAT.md §5).
   static let labelLeaseMAC = "vault v1 lease"
+  /// HKDF info deriving a device-bound master key from a device secret (salt: vaultID).
+  static let labelDeviceKey = "vault v1 device key"
 
   /// Reads that start a play within this many seconds of the last counted play are the
   /// same play (a player's probe, open-ended read and seeks back to the start).

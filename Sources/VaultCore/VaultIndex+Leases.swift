@@ -1,6 +1,14 @@
 import Foundation
 import GRDB
 
+/// The columns a lease check needs (``VaultIndex/leaseCheck(_:)``).
+struct LeaseCheck {
+  var meta: Data
+  var createdAt: Double
+  var chunkSize: Int
+  var lease: LeaseRecord?
+}
+
 extension VaultIndex {
   /// Migration `v4-leases`: the `lease` table, and a trigger that drops a stale lease row
   /// when an asset is stored anew under the same id (a new `createdAt`); a new generation
@@ -34,6 +42,26 @@ extension VaultIndex {
     try readTransaction { db in
       guard let record = try AssetRecord.fetchOne(db, key: Data(id.bytes)) else { return nil }
       return (record, try LeaseRecord.fetchOne(db, key: Data(id.bytes)))
+    }
+  }
+
+  /// What a lease check reads: the asset's sealed metadata, `createdAt` and chunk size and
+  /// its lease row, in one query that does not decode the whole asset row (the check runs
+  /// before every loader read and server request).
+  func leaseCheck(_ id: AssetID) throws -> LeaseCheck? {
+    try readTransaction { db in
+      guard
+        let row = try Row.fetchOne(
+          db,
+          sql: """
+            SELECT a.meta AS assetMeta, a.createdAt AS assetCreated, a.chunkSize AS assetChunk, l.*
+            FROM asset a LEFT JOIN lease l ON l.assetID = a.id WHERE a.id = ?
+            """, arguments: [Data(id.bytes)])
+      else { return nil }
+      let mac: Data? = row["mac"]
+      return LeaseCheck(
+        meta: row["assetMeta"], createdAt: row["assetCreated"], chunkSize: row["assetChunk"],
+        lease: mac == nil ? nil : try LeaseRecord(row: row))
     }
   }
 

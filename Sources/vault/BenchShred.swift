@@ -30,16 +30,22 @@ struct ShredBench {
     var keyTimes: [[Double]] = [[], []]
     var unlinkTimes: [[Double]] = [[], []]
     for round in 1...runs {
+      // Both assets are imported first and the disk left to settle, so neither timed key
+      // destruction competes with the writeback of the import just before it.
+      var ids: [AssetID] = []
       for (k, source) in [smallSource, largeSource].enumerated() {
         status(
           "shred round \(round) of \(runs): importing \(k == 0 ? "1 MiB" : formatBytes(UInt64(size)))"
         )
         let name = "asset-\(k)-\(round)"
         try vault.importFile(at: source, name: name, lease: Lease(maxPlays: 3))
-        let id = try vault.resolve(name)
-        sync()  // the timed part should not compete with the import's writeback
+        ids.append(try vault.resolve(name))
+      }
+      sync()
+      usleep(500_000)
+      for k in round % 2 == 0 ? [0, 1] : [1, 0] {
         let started = BenchClock.now()
-        let path = try vault.benchDestroyKey(id)
+        let path = try vault.benchDestroyKey(ids[k])
         let destroyed = BenchClock.now()
         unlink(path)
         let parent = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY)
@@ -49,6 +55,7 @@ struct ShredBench {
         }
         keyTimes[k].append(destroyed - started)
         unlinkTimes[k].append(BenchClock.now() - destroyed)
+        usleep(200_000)
       }
     }
     let key = keyTimes.map { BenchFormat.quantile($0.sorted(), 0.5) }
