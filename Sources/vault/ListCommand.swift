@@ -27,7 +27,7 @@ extension VaultCommand {
         let leased = assets.contains { $0.lease != nil }
         print(
           "ID            SIZE        CHUNKS        TYPE                 "
-            + (leased ? "LEASE                                 " : "") + "NAME")
+            + (leased ? "LEASE".padding(toLength: 46, withPad: " ", startingAt: 0) : "") + "NAME")
         for asset in assets {
           let chunks = "\(asset.chunksStored)/\(asset.chunksTotal)"
           print(
@@ -35,7 +35,7 @@ extension VaultCommand {
               + formatBytes(asset.size).padding(toLength: 12, withPad: " ", startingAt: 0)
               + chunks.padding(toLength: 14, withPad: " ", startingAt: 0)
               + column(asset.contentType ?? "-", width: 21)
-              + (leased ? column(LeaseText.describe(asset.lease), width: 38) : "")
+              + (leased ? column(LeaseText.describe(asset.lease), width: 46) : "")
               + asset.name + (asset.pinned ? " (pinned)" : ""))
         }
       }
