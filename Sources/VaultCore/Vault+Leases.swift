@@ -65,12 +65,27 @@ extension Vault {
   ///     checked, nothing is counted.
   /// - Throws: ``VaultError/leaseExpired(asset:denial:)``.
   public func authorizeRead(_ id: AssetID, from offset: UInt64, countsAsPlay: Bool = true) throws {
+    if let recent = recentLeases.withLock({ $0[id] }),
+      ProcessInfo.processInfo.systemUptime - recent.at < VaultFormat.leaseCheckReuse
+    {
+      // A warm check that would change nothing: judged on the state read a moment ago.
+      guard let state = recent.state else { return }
+      let time = state.effectiveTime(clock.now())
+      if state.denial(at: time) == nil, state.firstPlayAt != nil,
+        !countsAsPlay
+          || !state.startsPlay(offset: offset, chunkSize: recent.chunkSize, at: time)
+      {
+        return
+      }
+    }
     for _ in 0..<8 {
       guard let check = try index.leaseCheck(id) else { return }
+      let readAt = ProcessInfo.processInfo.systemUptime
       guard let row = check.lease else {
         if try isFlaggedLeased(id, meta: check.meta) {
           throw VaultError.leaseExpired(asset: id.short, denial: .tampered)
         }
+        recentLeases.withLock { $0[id] = (nil, check.chunkSize, readAt) }
         return
       }
       guard row.isAuthentic(key: leaseKey, assetCreatedAt: check.createdAt) else {
@@ -79,9 +94,11 @@ extension Vault {
       let state = row.state
       let time = state.effectiveTime(clock.now())
       if let denial = state.denial(at: time) {
+        recentLeases.withLock { _ = $0.removeValue(forKey: id) }
         try? shred(id)
         throw VaultError.leaseExpired(asset: id.short, denial: denial)
       }
+      recentLeases.withLock { $0[id] = (state, check.chunkSize, readAt) }
       guard countsAsPlay else { return }
       var next = state
       if next.firstPlayAt == nil { next.firstPlayAt = time }
@@ -99,6 +116,7 @@ extension Vault {
       if try index.replaceLease(
         updated, assetID: id, expectedMeta: check.meta, newMeta: nil, expectedMAC: row.mac)
       {
+        recentLeases.withLock { $0[id] = (next, check.chunkSize, readAt) }
         return
       }
       // Another process counted a play meanwhile: check again on its state.
@@ -113,6 +131,7 @@ extension Vault {
   public func shred(_ id: AssetID) throws {
     try remove(id)
     leasedFlags.withLock { _ = $0.removeValue(forKey: id) }
+    recentLeases.withLock { _ = $0.removeValue(forKey: id) }
   }
 
   /// Shreds every asset whose lease refuses all reads now (expired, play window closed,
@@ -220,6 +239,7 @@ extension Vault {
         newRow, assetID: id, expectedMeta: record.meta, newMeta: newMeta, expectedMAC: row?.mac)
       {
         leasedFlags.withLock { _ = $0.removeValue(forKey: id) }
+        recentLeases.withLock { _ = $0.removeValue(forKey: id) }
         return next
       }
     }

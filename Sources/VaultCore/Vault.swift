@@ -34,6 +34,9 @@ public final class Vault: Sendable {
   /// Per asset: the sealed metadata last opened for a lease check and whether it says the
   /// asset is leased, so a warm check does no decryption.
   let leasedFlags = Locked([AssetID: (meta: Data, leased: Bool)]())
+  /// Per asset: the lease state (nil: none) a check last read or wrote, with its chunk size
+  /// and the monotonic time it was read (``VaultFormat/leaseCheckReuse``).
+  let recentLeases = Locked([AssetID: (state: LeaseState?, chunkSize: Int, at: Double)]())
   /// Cipher workers per import/export: the machine's cores, at most 8.
   let workers: Int
   private let counters = Counters()

@@ -75,6 +75,10 @@ public enum VaultFormat {
   /// How long the last play a lease allows may go on (seeks, resumes) before the lease
   /// counts as exhausted.
   public static let lastPlayGrace: Double = 6 * 3600
+  /// Seconds a process reuses a lease row it read for checks that change nothing (seeks
+  /// within a play, reads of an unleased asset). Expiry is still judged at each check's
+  /// time; only changes made by other processes are seen up to this much later.
+  public static let leaseCheckReuse: Double = 1
 
   /// Whether `size` is an allowed chunk size.
   public static func isValidChunkSize(_ size: Int) -> Bool {
