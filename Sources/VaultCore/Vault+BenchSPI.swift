@@ -21,3 +21,10 @@ import Foundation
     return assetPath(id, generation: UInt64(record.generation))
   }
 }
+
+@_spi(Bench) extension Vault {
+  /// Forgets the lease states this process reuses, so the next check reads the index.
+  public func benchForgetRecentLeases() {
+    recentLeases.withLock { $0.removeAll() }
+  }
+}
