@@ -49,6 +49,8 @@ extension Vault {
   /// - Throws: ``VaultError/unknownAsset(_:)``.
   public func remove(_ id: AssetID) throws {
     guard let record = try index.deleteAsset(id) else { throw VaultError.unknownAsset(id.short) }
+    leasedFlags.withLock { _ = $0.removeValue(forKey: id) }
+    recentLeases.withLock { _ = $0.removeValue(forKey: id) }
     // Crash tests kill here: the key is gone, the file not yet (an orphan the next open removes).
     CrashPoint.reach("shred-after-key")
     let path = assetPath(id, generation: UInt64(record.generation))

@@ -57,7 +57,9 @@ extension Vault {
   /// the last counted play are the same play. Lease time is the clock's, never earlier
   /// than the latest time the lease recorded. An asset whose lease has run out by time (or
   /// whose last play's grace period is over) is shredded here, lazily: its wrapped key is
-  /// destroyed first, then its file. An asset without a lease costs one index read.
+  /// destroyed first, then its file. A check costs one index read, or none when it would
+  /// record nothing and this process read the lease less than
+  /// ``VaultFormat/leaseCheckReuse`` seconds before.
   /// - Parameters:
   ///   - id: the asset; an asset that is not stored passes (nothing to protect).
   ///   - offset: the first byte the read wants.
@@ -130,8 +132,6 @@ extension Vault {
   /// - Throws: ``VaultError/unknownAsset(_:)``.
   public func shred(_ id: AssetID) throws {
     try remove(id)
-    leasedFlags.withLock { _ = $0.removeValue(forKey: id) }
-    recentLeases.withLock { _ = $0.removeValue(forKey: id) }
   }
 
   /// Shreds every asset whose lease refuses all reads now (expired, play window closed,
