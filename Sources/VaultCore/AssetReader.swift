@@ -29,6 +29,9 @@ public final class AssetReader {
   private let slotBuffer: UnsafeMutableRawBufferPointer
   private let chunkBuffer: UnsafeMutableRawBufferPointer
   private var cachedChunk: Int?
+  /// Slots of a run of whole chunks (grown on demand, at most `batchChunks` slots).
+  private var span = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 64)
+  private var spanCapacity = 0
 
   init(vault: Vault, id: AssetID) throws {
     let (record, keys) = try vault.loadAsset(id)
@@ -68,6 +71,7 @@ public final class AssetReader {
     SecureMemory.cleanse(chunkBuffer)
     chunkBuffer.deallocate()
     slotBuffer.deallocate()
+    span.deallocate()
   }
 
   /// Re-reads which chunks are stored (a writer may have added some since).
@@ -89,14 +93,38 @@ public final class AssetReader {
     return out
   }
 
-  /// Fills `buffer` with the bytes at `offset`.
+  /// Fills `buffer` with the bytes at `offset`. Runs of chunks the read covers whole are
+  /// read with one `pread` and opened on all cores straight into `buffer`; a partial
+  /// chunk at either end goes through the one-chunk cache.
   public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws {
     try checkRange(offset: offset, count: UInt64(buffer.count))
     var position = offset
     var written = 0
-    for index in layout.chunks(coveringOffset: offset, count: UInt64(buffer.count)) {
-      try openChunk(index)
+    let end = offset + UInt64(buffer.count)
+    var chunks = layout.chunks(coveringOffset: offset, count: UInt64(buffer.count))
+    while let index = chunks.first {
       let chunkStart = UInt64(index) * UInt64(layout.chunkSize)
+      // Consecutive chunks wholly inside the read, starting here (at most one batch).
+      var wholeEnd = index
+      while position == chunkStart, wholeEnd < chunks.upperBound,
+        wholeEnd - index < Self.batchChunks,
+        UInt64(wholeEnd) * UInt64(layout.chunkSize) + UInt64(layout.plaintextLength(wholeEnd))
+          <= end
+      {
+        wholeEnd += 1
+      }
+      if wholeEnd - index >= 2 {
+        let run = index..<wholeEnd
+        let bytes = (run.count - 1) * layout.chunkSize + layout.plaintextLength(run.upperBound - 1)
+        try openWhole(
+          run, into: UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + bytes)]))
+        written += bytes
+        position += UInt64(bytes)
+        chunks = run.upperBound..<chunks.upperBound
+        continue
+      }
+      chunks = (index + 1)..<chunks.upperBound
+      try openChunk(index)
       let from = Int(position - chunkStart)
       let take = min(layout.plaintextLength(index) - from, buffer.count - written)
       UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + take)])
@@ -110,6 +138,45 @@ public final class AssetReader {
     guard offset <= length, count <= length - offset else {
       throw VaultError.rangeNotSatisfiable(offset: offset, length: count, assetLength: length)
     }
+  }
+
+  /// Largest run opened in one batch by `read(offset:into:)`: bounds its slot buffer.
+  static let batchChunks = 64
+
+  /// Opens whole chunks `run` into `out` (exactly their plaintext length): one read of
+  /// their slots, then the crypto workers open them in parallel.
+  private func openWhole(_ run: Range<Int>, into out: UnsafeMutableRawBufferPointer) throws {
+    if let missing = run.first(where: { !presence.contains($0) }) {
+      throw VaultError.chunkMissing(asset: assetID.short, index: missing)
+    }
+    let spanStart = layout.slotOffset(run.lowerBound)
+    let spanLength =
+      Int(layout.slotOffset(run.upperBound - 1) - spanStart)
+      + layout.plaintextLength(run.upperBound - 1) + VaultFormat.slotOverhead
+    if spanLength > spanCapacity {
+      span.deallocate()
+      span = .allocate(byteCount: spanLength, alignment: 64)
+      spanCapacity = spanLength
+    }
+    let slots = UnsafeMutableRawBufferPointer(rebasing: span[0..<spanLength])
+    let n = try file.read(into: slots, at: spanStart)
+    if n < spanLength {
+      vault.count(refused: 1)
+      throw VaultError.chunkDamaged(
+        asset: assetID.short, index: run.lowerBound + n / layout.slotSize,
+        reason: "file is truncated")
+    }
+    let failures = crypter.open(
+      slots: UnsafeRawBufferPointer(slots), plaintext: out, firstIndex: run.lowerBound,
+      count: run.count, length: { self.layout.plaintextLength(run.lowerBound + $0) },
+      isFinal: { self.layout.isFinal(run.lowerBound + $0) })
+    if let failure = failures.first {
+      vault.count(refused: failures.count)
+      throw VaultError.chunkDamaged(
+        asset: assetID.short, index: failure.index, reason: failure.reason)
+    }
+    chunksOpened += run.count
+    vault.count(opened: run.count)
   }
 
   private func openChunk(_ index: Int) throws {

@@ -10,7 +10,8 @@ import VaultCrypto
 /// one slot holds one plaintext per generation (FORMAT.md relies on it).
 ///
 /// The writer holds the asset file's writer lock (flock) for its lifetime: one writer per
-/// asset across processes. Not thread-safe: callers serialise their calls.
+/// asset across processes. Not thread-safe: callers serialise their calls (except that
+/// ``commit(_:)`` may run on a second thread alongside ``write(firstIndex:plaintext:)``).
 public final class AssetWriter {
   /// The asset being filled.
   public let assetID: AssetID
@@ -74,10 +75,22 @@ public final class AssetWriter {
   ///   ``VaultError/sealLimitReached(asset:)``, I/O errors.
   @discardableResult
   public func store(firstIndex: Int, plaintext: UnsafeRawBufferPointer) throws -> Int {
+    let pending = try write(firstIndex: firstIndex, plaintext: plaintext)
+    try commit(pending)
+    return pending.count
+  }
+
+  /// The first half of ``store(firstIndex:plaintext:)``: seals and writes the chunks not
+  /// stored yet, and records nothing. ``commit(_:)`` then syncs and records them.
+  ///
+  /// Split so a caller can write the next run while the previous one is being synced (the
+  /// disk is busy with one while the CPU seals the other). `commit` may run on another
+  /// thread than `write`, one call of each at a time, in the order of the writes.
+  public func write(firstIndex: Int, plaintext: UnsafeRawBufferPointer) throws -> PendingChunks {
     guard firstIndex >= 0, firstIndex < layout.chunkCount || plaintext.isEmpty else {
       throw VaultError.invalidArgument("chunk \(firstIndex) is outside the asset")
     }
-    if plaintext.isEmpty { return 0 }
+    if plaintext.isEmpty { return PendingChunks(runs: []) }
     let start = UInt64(firstIndex) * UInt64(layout.chunkSize)
     let end = start + UInt64(plaintext.count)
     let lastIndex = Int((end - 1) / UInt64(layout.chunkSize))
@@ -88,12 +101,20 @@ public final class AssetWriter {
         "bytes \(start)..<\(end) are not whole chunks of asset \(assetID.short)")
     }
     let present = try presence()
-    var stored = 0
-    for run in missingRuns(in: firstIndex..<(lastIndex + 1), present: present) {
+    let runs = missingRuns(in: firstIndex..<(lastIndex + 1), present: present)
+    for run in runs {
       try seal(run: run, from: plaintext, base: firstIndex)
-      stored += run.count
     }
-    return stored
+    return PendingChunks(runs: runs)
+  }
+
+  /// The second half of ``store(firstIndex:plaintext:)``: fsyncs the file, then sets the
+  /// chunks' presence bits in one transaction (the index never claims unsynced bytes).
+  public func commit(_ pending: PendingChunks) throws {
+    guard !pending.runs.isEmpty else { return }
+    try file.sync()
+    try vault.index.recordChunks(assetID, generation: generation, runs: pending.runs)
+    vault.count(sealed: pending.count)
   }
 
   private func missingRuns(in range: Range<Int>, present: PresenceMap) -> [Range<Int>] {
@@ -142,13 +163,26 @@ public final class AssetWriter {
       plaintext: UnsafeRawBufferPointer(rebasing: plaintext[from..<to]), slots: slots,
       firstIndex: run.lowerBound, count: run.count, lastLength: lastLength,
       lastIsFinal: run.upperBound == layout.chunkCount)
-    // Reserve the seals before using the nonces, then write, sync, and only then record.
+    // Reserve the seals before using the nonces, then write; `commit` syncs and records.
     try reserveSeals(run.count)
     try file.write(
       UnsafeRawBufferPointer(rebasing: slots[0..<sealedBytes]),
       at: layout.slotOffset(run.lowerBound))
-    try file.sync()
-    try vault.index.recordChunks(assetID, generation: generation, indices: run)
-    vault.count(sealed: run.count)
+  }
+}
+
+/// Chunks an ``AssetWriter`` wrote and has not recorded yet: hand them to
+/// ``AssetWriter/commit(_:)``.
+public struct PendingChunks: Sendable {
+  /// The runs of chunks written (chunks already stored were skipped).
+  public let runs: [Range<Int>]
+  /// How many chunks were written.
+  public var count: Int { runs.reduce(0) { $0 + $1.count } }
+
+  init(runs: [Range<Int>]) { self.runs = runs }
+
+  /// Several writes committed together (one fsync, one transaction).
+  public init(combining parts: [PendingChunks]) {
+    runs = parts.flatMap(\.runs)
   }
 }

@@ -15,7 +15,8 @@ extension Vault {
   ///   - validator: the origin's ETag or Last-Modified, if any.
   ///   - metadata: name, content type and origin URL to keep (sealed).
   /// - Returns: a writer holding the asset's writer lock.
-  /// - Throws: ``VaultError/assetBusy(_:)`` if another process is filling it, I/O errors.
+  /// - Throws: ``VaultError/assetBusy(_:)`` if another process is filling it or recorded
+  ///   it since this call looked (look again: its record is there now), I/O errors.
   public func beginFill(
     identity: AssetIdentity, length: UInt64, validator: String?, metadata: AssetMetadata
   ) throws -> AssetWriter {
@@ -23,7 +24,9 @@ extension Vault {
     var stored = AssetMetadata(
       name: metadata.name, contentType: metadata.contentType, originURL: metadata.originURL,
       validator: validator)
-    if let record = try index.asset(id), UInt64(record.length) == length,
+    // One read decides between continuing and replacing; `replaceGeneration` re-checks it.
+    let existing = try index.asset(id)
+    if let record = existing, UInt64(record.length) == length,
       let keys = try? unwrapKeys(record),
       let current = try? AssetMetadata.open(
         Array(record.meta), keys: keys, assetID: id, generation: UInt64(record.generation)),
@@ -31,23 +34,28 @@ extension Vault {
     {
       return try continueFill(record: record, keys: keys)
     }
-    let previous = try index.asset(id)
     // A lease survives a new origin version: keep the metadata flag that protects its row.
-    if let previous, let keys = try? unwrapKeys(previous),
+    if let existing, let keys = try? unwrapKeys(existing),
       let old = try? AssetMetadata.open(
-        Array(previous.meta), keys: keys, assetID: id, generation: UInt64(previous.generation))
+        Array(existing.meta), keys: keys, assetID: id, generation: UInt64(existing.generation))
     {
       stored.leased = old.leased
     }
-    let generation = UInt64(previous?.generation ?? 0) + 1
+    let generation = UInt64(existing?.generation ?? 0) + 1
     let keys = try AssetKeys.generate()
     let header = try AssetHeader(
       chunkSize: chunkSize, assetID: id, generation: generation, totalLength: length,
       validator: validator, headerKey: keys.headerKey)
     let path = assetPath(id, generation: generation)
     try FileSystem.makeDirectory(FileSystem.parent(of: path))
-    let file = try AssetFile.createForWriting(path, asset: id.short) {
-      try index.asset(id).map { UInt64($0.generation) == generation } ?? false
+    let file: AssetFile
+    do {
+      file = try AssetFile.createForWriting(path, asset: id.short) {
+        try index.asset(id).map { UInt64($0.generation) == generation } ?? false
+      }
+    } catch VaultError.duplicateAsset {
+      // Another process recorded this very generation since our read: use theirs.
+      throw VaultError.assetBusy(id.short)
     }
     var recorded = false
     defer { if !recorded { FileSystem.remove(path) } }
@@ -64,7 +72,7 @@ extension Vault {
       wrappedKey: Data(try wrap(keys, assetID: id, generation: generation)),
       meta: Data(try stored.sealed(keys: keys, assetID: id, generation: generation)),
       sealCount: 0, pinned: false, createdAt: now, lastAccess: now)
-    let replaced = try index.replaceGeneration(record)
+    let replaced = try index.replaceGeneration(record, expected: existing?.generation)
     recorded = true
     if let replaced {
       let oldPath = assetPath(id, generation: UInt64(replaced.generation))

@@ -20,12 +20,19 @@ extension VaultIndex {
 
   /// Sets the presence bits of chunks whose slots are written and synced. One transaction.
   func recordChunks(_ id: AssetID, generation: UInt64, indices: Range<Int>) throws {
+    try recordChunks(id, generation: generation, runs: [indices])
+  }
+
+  /// Sets the presence bits of several runs of synced chunks. One transaction.
+  func recordChunks(_ id: AssetID, generation: UInt64, runs: [Range<Int>]) throws {
     try writeTransaction { db in
       var record = try Self.current(db, id, generation)
       guard var map = record.presenceMap else {
         throw VaultError.assetDamaged(asset: id.short, reason: "its presence map does not fit")
       }
-      for i in indices where i < map.chunkCount { map.insert(i) }
+      for run in runs {
+        for i in run where i < map.chunkCount { map.insert(i) }
+      }
       record.presence = Data(map.bits)
       record.chunksStored = map.count
       try record.update(db, columns: ["presence", "chunksStored"])
@@ -34,11 +41,19 @@ extension VaultIndex {
 
   /// Records a new, empty generation of an asset, replacing any older one (its wrapped key
   /// goes with it, so its chunks can no longer be opened). Keeps `pinned` and `createdAt`.
+  ///
+  /// Compare-and-swap: the caller decided to start this generation after seeing generation
+  /// `expected` (nil: no record). If another process recorded or replaced the asset since,
+  /// nothing is written and ``VaultError/assetBusy(_:)`` says to look again; otherwise two
+  /// fillers that both saw no record would replace each other's fresh generation.
   /// - Returns: the replaced record, if any, so its file can be removed.
-  func replaceGeneration(_ record: AssetRecord) throws -> AssetRecord? {
+  func replaceGeneration(_ record: AssetRecord, expected: Int64?) throws -> AssetRecord? {
     try writeTransaction { db in
       try Self.requireActive(db, keyID: record.keyID)
       let old = try AssetRecord.fetchOne(db, key: record.id)
+      guard old?.generation == expected else {
+        throw VaultError.assetBusy(AssetID(bytes: Array(record.id)).short)
+      }
       var fresh = record
       if let old {
         fresh.pinned = old.pinned

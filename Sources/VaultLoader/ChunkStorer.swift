@@ -4,8 +4,10 @@ import VaultCore
 /// Seals and records an entry's arrived chunks in the background, off the readers' path.
 ///
 /// Readers get a chunk from memory the moment it arrives; the storer writes it behind
-/// them. Batches that queue up while a store runs are merged into one run per store call,
-/// so a fast origin costs one fsync and one index commit per several MiB, not per batch.
+/// them. A store starts once a few MiB are queued (or a batch has waited 30 ms, or someone
+/// waits for the backlog), and batches that queue up meanwhile join it (up to 16 MiB): each
+/// is written as it is, and all are committed together, so a fast origin costs one fsync and
+/// one index commit per several MiB, not per batch.
 /// Its backlog is bounded by the fetches, which wait for it before chaining a new window.
 ///
 /// All writes happen on one serial queue, which also owns the asset's writer (and so its
@@ -13,19 +15,30 @@ import VaultCore
 final class ChunkStorer: @unchecked Sendable {
   /// What one store call did: the chunks it covered, or why it failed.
   struct Outcome: Sendable {
-    var chunks: Range<Int>
+    var chunks: [Range<Int>]
     var newlyStored: Int
     var error: (any Error)?
   }
 
   private let lock = NSLock()
   private let queue: DispatchQueue
+  /// Syncs and records what `queue` wrote, in order.
+  private let commitQueue: DispatchQueue
+  /// One commit in flight at a time: the writer stage waits for it before queueing another.
+  private let commitSlot = DispatchSemaphore(value: 1)
   private let openWriter: @Sendable () throws -> AssetWriter
   private let generation: UInt64
   private let chunkSize: Int
   private let report: @Sendable () -> Void
   /// Largest run handed to one store call: bounds the sealing buffer.
   private let maximumRun = 16 << 20
+  /// A store starts once this much is queued (or `linger` after the first queued batch, or
+  /// when someone waits for the backlog): each store costs an fsync and an index commit,
+  /// and starting one per arriving chunk cost thousands of fsyncs per GiB.
+  private let minimumRun = 4 << 20
+  /// Longest a queued batch waits for more to join it.
+  private let linger: DispatchTimeInterval = .milliseconds(30)
+  private var lingerArmed = false
   private var pending: [ChunkAssembler.Batch] = []
   private var backlogBytes = 0
   private var draining = false
@@ -57,6 +70,7 @@ final class ChunkStorer: @unchecked Sendable {
     report: @escaping @Sendable () -> Void
   ) {
     queue = DispatchQueue(label: label)
+    commitQueue = DispatchQueue(label: label + ".commit")
     self.generation = generation
     self.chunkSize = chunkSize
     self.openWriter = openWriter
@@ -79,10 +93,24 @@ final class ChunkStorer: @unchecked Sendable {
     }
     pending.append(batch)
     backlogBytes += batch.bytes.count
-    let start = !draining
-    draining = true
+    let start = !draining && backlogBytes >= minimumRun
+    if start { draining = true }
+    let arm = !draining && !lingerArmed
+    if arm { lingerArmed = true }
     lock.unlock()
     if start { queue.async { self.drain() } }
+    if arm { queue.asyncAfter(deadline: .now() + linger) { self.lingerEnded() } }
+  }
+
+  /// Runs on `queue`: whatever waited `linger` for company is stored now.
+  private func lingerEnded() {
+    let start = lock.withLock {
+      lingerArmed = false
+      guard !draining, !pending.isEmpty else { return false }
+      draining = true
+      return true
+    }
+    if start { drain() }
   }
 
   /// Outcomes of the store calls since the last call, in order.
@@ -118,7 +146,11 @@ final class ChunkStorer: @unchecked Sendable {
         continuation.resume()
       } else {
         backlogWaiters.append((limit, continuation))
+        // Someone waits for it: store now rather than wait for a full run.
+        let start = !draining && !pending.isEmpty
+        if start { draining = true }
         lock.unlock()
+        if start { queue.async { self.drain() } }
       }
     }
   }
@@ -137,25 +169,49 @@ final class ChunkStorer: @unchecked Sendable {
     queue.async { self.writer = nil }
   }
 
-  /// Runs on `queue`: stores queued batches, merged into consecutive runs.
+  /// Runs on `queue`: stores queued batches, several per commit. Two stages: this
+  /// queue seals and writes a run, `commitQueue` fsyncs and records it, so the next run is
+  /// written while the disk syncs the last (at most one commit in flight).
   private func drain() {
     while let run = takeRun() {
-      let count = (run.bytes.count + chunkSize - 1) / chunkSize
-      var outcome = Outcome(
-        chunks: run.firstIndex..<(run.firstIndex + count), newlyStored: 0, error: nil)
+      let chunks = run.map { $0.firstIndex..<($0.firstIndex + chunksIn($0)) }
+      var written: (writer: WriterBox, pending: PendingChunks)?
+      var failure: (any Error)?
       do {
         if writer == nil { writer = try openWriterWaiting() }
         guard let writer, writer.generation == generation else { throw GenerationChanged() }
-        outcome.newlyStored = try run.bytes.withUnsafeBytes {
-          try writer.store(firstIndex: run.firstIndex, plaintext: $0)
+        let parts = try run.map { batch in
+          try batch.bytes.withUnsafeBytes {
+            try writer.write(firstIndex: batch.firstIndex, plaintext: $0)
+          }
         }
+        written = (WriterBox(writer: writer), PendingChunks(combining: parts))
       } catch {
-        outcome.error = error
+        failure = error
+        // Seen by `takeRun` at once: nothing after a failed run is written.
         lock.withLock { if failureValue == nil { failureValue = error } }
       }
-      lock.withLock { completed.append(outcome) }
-      report()
-      settle(stored: run.bytes.count)
+      commitSlot.wait()
+      let bytes = run.reduce(0) { $0 + $1.bytes.count }
+      let (toCommit, writeError) = (written, failure)
+      commitQueue.async {
+        var outcome = Outcome(chunks: chunks, newlyStored: 0, error: writeError)
+        if let written = toCommit {
+          do {
+            try written.writer.writer.commit(written.pending)
+            outcome.newlyStored = written.pending.count
+          } catch {
+            outcome.error = error
+          }
+        }
+        if let error = outcome.error {
+          self.lock.withLock { if self.failureValue == nil { self.failureValue = error } }
+        }
+        self.lock.withLock { self.completed.append(outcome) }
+        self.commitSlot.signal()
+        self.report()
+        self.settle(stored: bytes)
+      }
     }
     drains += 1
     let mark = drains
@@ -180,8 +236,9 @@ final class ChunkStorer: @unchecked Sendable {
     }
   }
 
-  /// Takes the queued batches that continue the first one, up to `maximumRun` bytes.
-  private func takeRun() -> ChunkAssembler.Batch? {
+  /// Takes queued batches, up to `maximumRun` bytes (at least one): they are written one by
+  /// one (no merged copy) and committed together.
+  private func takeRun() -> [ChunkAssembler.Batch]? {
     lock.lock()
     guard !pending.isEmpty, failureValue == nil, !closed else {
       draining = false
@@ -198,16 +255,17 @@ final class ChunkStorer: @unchecked Sendable {
       return nil
     }
     defer { lock.unlock() }
-    var run = pending.removeFirst()
-    while let next = pending.first, run.bytes.count + next.bytes.count <= maximumRun {
-      // Batches hold whole chunks, so a run continues only at a chunk boundary.
-      guard run.bytes.count % chunkSize == 0,
-        next.firstIndex == run.firstIndex + run.bytes.count / chunkSize
-      else { break }
-      run.bytes.append(contentsOf: next.bytes)
-      pending.removeFirst()
+    var run = [pending.removeFirst()]
+    var bytes = run[0].bytes.count
+    while let next = pending.first, bytes + next.bytes.count <= maximumRun {
+      run.append(pending.removeFirst())
+      bytes += next.bytes.count
     }
     return run
+  }
+
+  private func chunksIn(_ batch: ChunkAssembler.Batch) -> Int {
+    (batch.bytes.count + chunkSize - 1) / chunkSize
   }
 
   private func settle(stored bytes: Int) {

@@ -108,9 +108,13 @@ final class ReadSession: @unchecked Sendable {
       do {
         arrived = try await loader.chunk(try assetIDValue(), index, session: self)
       } catch is GenerationChanged {
-        // The origin changed: restart on the new version, unless bytes of the old one are out.
+        // The entry ended under the read: the origin changed, or another process replaced
+        // or dropped the generation. Start over; `prepare` then refuses a different version
+        // once bytes went out. Without a validator "the same version" cannot be told apart.
         restarts += 1
-        if yielded || restarts > 3 { throw LoaderError.originChanged(url: url.absoluteString) }
+        if restarts > 3 || (yielded && firstVersion?.validator == nil) {
+          throw LoaderError.originChanged(url: url.absoluteString)
+        }
         prepared = false
         reader = nil
         continue

@@ -302,6 +302,12 @@ public actor RangeLoader {
       $0.covers(index) && (index - $0.next <= joinWindow || !entry.info.acceptsRanges)
     }) {
       fetch = existing
+    } else if entry.storer.backlog > readAhead {
+      // Chunks arrive faster than the disk takes them: let the store catch up before
+      // downloading more, so memory holds at most about two windows (the wait inside a
+      // fetch does this for windows it chains; a reader starting the next one must too).
+      await entry.storer.waitForBacklog(atMost: readAhead)
+      return try await chunk(id, index, session: session)
     } else {
       fetch = startFetch(entry, from: index, lastWanted: session.lastChunk(entry.chunkSize))
     }
@@ -728,7 +734,7 @@ public actor RangeLoader {
       return
     }
     stats.chunksStored += outcome.newlyStored
-    for index in outcome.chunks {
+    for index in outcome.chunks.joined() {
       entry.presence.insert(index)
       entry.arrived[index] = nil
     }

@@ -32,12 +32,7 @@ struct ConcurrentUseTests {
     }
   }
 
-  @Test(
-    "three fetches of one asset, an import and a prune at once: all succeed, nothing torn",
-    .disabled(
-      if: ProcessInfo.processInfo.environment["VAULT_KNOWN_FLAKY"] == nil,
-      "under heavy load a fetch sometimes fails with originChanged (multi-process fill race, open in issue 6); VAULT_KNOWN_FLAKY=1 runs it"
-    ))
+  @Test("three fetches of one asset, an import and a prune at once: all succeed, nothing torn")
   func fetchersImporterPruner() throws {
     let cli = try CLI.initialised()
     defer { cli.cleanup() }

@@ -144,4 +144,29 @@ struct FillTests {
     }
     _ = first
   }
+
+  @Test("a new generation is recorded only over the generation its filler saw")
+  func replaceIsCompareAndSwap() throws {
+    let t = try TestVault(chunkSize: chunk)
+    defer { t.cleanup() }
+    let source = patternBytes(count: 2 * chunk, seed: 23)
+    var writer: AssetWriter? = try fill(t, length: source.count)
+    let id = try #require(writer?.assetID)
+    #expect(try store(try #require(writer), source, chunks: 0..<2) == 2)
+    writer = nil
+    // A second process that looked while there was no record must not replace the one
+    // recorded since (the multi-process fill race): it is told to look again.
+    var newer = try #require(try t.vault.index.asset(id))
+    newer.generation = 2
+    #expect(throws: VaultError.assetBusy(id.short)) {
+      _ = try t.vault.index.replaceGeneration(newer, expected: nil)
+    }
+    #expect(try t.vault.info(id).generation == 1 && t.vault.info(id).complete)
+    let reader = try t.vault.reader(for: id)
+    #expect(try reader.read(offset: 0, count: source.count) == source)
+    // Over the generation it saw, the replacement goes through (the row only: this
+    // test's copy still carries generation 1's key, bound to generation 1).
+    #expect(try t.vault.index.replaceGeneration(newer, expected: 1)?.generation == 1)
+    #expect(try t.vault.index.asset(id)?.generation == 2)
+  }
 }
