@@ -237,6 +237,34 @@ struct LeaseTests {
     #expect(denial { try t.vault.authorizeRead(id, from: 0) } == .tampered)
   }
 
+  @Test("a lease survives re-encryption and a new origin generation, and stays protected")
+  func leaseSurvivesNewGenerations() throws {
+    let t = try LeaseVault()
+    defer { t.directory.cleanup() }
+    let id = try t.importBytes("r", lease: Lease(maxPlays: 2))
+    try t.vault.authorizeRead(id, from: 0)
+    _ = try t.vault.reencrypt(assets: [id])
+    #expect(try t.vault.info(id).generation == 2)
+    #expect(try t.vault.leaseState(of: id)?.plays == 1)
+    // A fetched asset whose origin changes moves to a new generation (new data key).
+    let identity = AssetIdentity.contentID("fetched")
+    _ = try t.vault.beginFill(
+      identity: identity, length: 1000, validator: "\"v1\"",
+      metadata: AssetMetadata(name: "fetched"))
+    let fetched = try t.vault.assetID(for: identity)
+    try t.vault.setLease(Lease(maxPlays: 1), on: fetched)
+    _ = try t.vault.beginFill(
+      identity: identity, length: 2000, validator: "\"v2\"",
+      metadata: AssetMetadata(name: "fetched"))
+    #expect(try t.vault.info(fetched).generation == 2)
+    #expect(try t.vault.leaseState(of: fetched)?.lease.maxPlays == 1)
+    // Still protected: deleting the rows is detected on both.
+    try t.rawIndex().write { try $0.execute(sql: "DELETE FROM lease") }
+    let vault = try Vault.open(at: t.path, masterKey: try demoKey())
+    #expect(denial { try vault.authorizeRead(id, from: 0) } == .tampered)
+    #expect(denial { try vault.authorizeRead(fetched, from: 0) } == .tampered)
+  }
+
   @Test("the committed v1 fixture opens and its assets have no lease")
   func fixtureHasNoLeases() throws {
     let dir = try TempDirectory()
