@@ -34,6 +34,8 @@ public struct AssetInfo: Sendable, Codable, Equatable {
   public var originURL: String?
   /// Origin validator (ETag or Last-Modified) of the stored generation, if any.
   public var validator: String?
+  /// The asset's lease, if it has one (`status` says whether it still allows reads).
+  public var lease: LeaseSummary? = nil
 }
 
 /// Counters a process can read to see what the vault did (tests use them to prove a read

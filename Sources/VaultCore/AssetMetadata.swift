@@ -13,11 +13,16 @@ public struct AssetMetadata: Sendable, Codable, Equatable {
   public var originURL: String?
   /// Origin validator (ETag or Last-Modified) of the stored generation, if any.
   public var validator: String?
+  /// True when the asset carries a lease (FORMAT.md §4): a `lease` row must then exist, so
+  /// deleting that row without the key is detected.
+  public var leased: Bool?
 
   /// Creates metadata.
   public init(
-    name: String, contentType: String? = nil, originURL: String? = nil, validator: String? = nil
+    name: String, contentType: String? = nil, originURL: String? = nil, validator: String? = nil,
+    leased: Bool? = nil
   ) {
+    self.leased = leased
     self.name = name
     self.contentType = contentType
     self.originURL = originURL

@@ -12,3 +12,19 @@ import Foundation
     try index.touch([id], at: Date().timeIntervalSince1970)
   }
 }
+
+@_spi(Bench) extension Vault {
+  /// The key-destruction half of ``Vault/shred(_:)``: the row transaction (wrapped key,
+  /// copies, lease) and the WAL checkpoint. Returns the asset file's path, still to unlink.
+  public func benchDestroyKey(_ id: AssetID) throws -> String {
+    guard let record = try index.deleteAsset(id) else { throw VaultError.unknownAsset(id.short) }
+    return assetPath(id, generation: UInt64(record.generation))
+  }
+}
+
+@_spi(Bench) extension Vault {
+  /// Forgets the lease states this process reuses, so the next check reads the index.
+  public func benchForgetRecentLeases() {
+    recentLeases.withLock { $0.removeAll() }
+  }
+}

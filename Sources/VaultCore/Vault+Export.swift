@@ -17,6 +17,8 @@ extension Vault {
   ) throws {
     let reader = try reader(for: id)
     let (offset, count) = try Self.resolveRange(range, length: reader.length)
+    // Exporting is serving: the lease decides, and an export from the start is a play.
+    try authorizeRead(id, from: offset)
     let directory = FileSystem.parent(of: path)
     let base = path.split(separator: "/").last.map(String.init) ?? "export"
     let suffix = try cryptoCall { Bytes.hex(try SecureRandom.bytes(count: 4)) }
@@ -53,6 +55,8 @@ extension Vault {
   ) throws {
     let reader = try reader(for: id)
     let (offset, count) = try Self.resolveRange(range, length: reader.length)
+    // Exporting is serving: the lease decides, and an export from the start is a play.
+    try authorizeRead(id, from: offset)
     try write(
       reader: reader, offset: offset, count: count, to: fd, name: "output",
       startWriteback: false, progress: progress)

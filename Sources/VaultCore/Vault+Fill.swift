@@ -34,6 +34,13 @@ extension Vault {
     {
       return try continueFill(record: record, keys: keys)
     }
+    // A lease survives a new origin version: keep the metadata flag that protects its row.
+    if let existing, let keys = try? unwrapKeys(existing),
+      let old = try? AssetMetadata.open(
+        Array(existing.meta), keys: keys, assetID: id, generation: UInt64(existing.generation))
+    {
+      stored.leased = old.leased
+    }
     let generation = UInt64(existing?.generation ?? 0) + 1
     let keys = try AssetKeys.generate()
     let header = try AssetHeader(

@@ -9,19 +9,20 @@ extension Vault {
   ///   - path: the file to import.
   ///   - name: the asset's name (content id); its id is the keyed HMAC of it.
   ///   - contentType: MIME type to keep (sealed), if known.
+  ///   - lease: a lease recorded in the same transaction as the asset, if any.
   ///   - progress: called after each batch.
   /// - Returns: the stored asset.
   /// - Throws: ``VaultError/duplicateAsset(_:)``, ``VaultError/inputChanged(path:)``, I/O errors.
   @discardableResult
   public func importFile(
-    at path: String, name: String, contentType: String? = nil,
+    at path: String, name: String, contentType: String? = nil, lease: Lease? = nil,
     progress: ((OperationProgress) -> Void)? = nil
   ) throws -> AssetInfo {
     let fd = posixOpen(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw VaultError.io(operation: "open", path: path, errno: errno) }
     defer { _ = close(fd) }
     return try importStream(
-      fileDescriptor: fd, sourceName: path, name: name, contentType: contentType,
+      fileDescriptor: fd, sourceName: path, name: name, contentType: contentType, lease: lease,
       progress: progress)
   }
 
@@ -32,14 +33,16 @@ extension Vault {
   ///   - sourceName: how to name the input in errors.
   ///   - name: the asset's name (content id).
   ///   - contentType: MIME type to keep (sealed), if known.
+  ///   - lease: a lease recorded in the same transaction as the asset, if any.
   ///   - progress: called after each batch.
   /// - Returns: the stored asset.
   @discardableResult
   public func importStream(
     fileDescriptor: Int32, sourceName: String, name: String, contentType: String? = nil,
-    progress: ((OperationProgress) -> Void)? = nil
+    lease: Lease? = nil, progress: ((OperationProgress) -> Void)? = nil
   ) throws -> AssetInfo {
     guard !name.isEmpty else { throw VaultError.invalidArgument("the asset name is empty") }
+    try lease?.validate()
     let id = try assetID(for: .contentID(name))
     if try index.asset(id) != nil { throw VaultError.duplicateAsset(name) }
     var info = stat()
@@ -112,7 +115,8 @@ extension Vault {
     FileSystem.syncDirectory(FileSystem.parent(of: path))
 
     let layout = ChunkLayout(chunkSize: chunkSize, length: total)
-    let metadata = AssetMetadata(name: name, contentType: contentType)
+    let metadata = AssetMetadata(
+      name: name, contentType: contentType, leased: lease == nil ? nil : true)
     let now = Date().timeIntervalSince1970
     let record = AssetRecord(
       id: Data(id.bytes), generation: Int64(generation), chunkSize: chunkSize,
@@ -121,15 +125,26 @@ extension Vault {
       wrappedKey: Data(try wrap(keys, assetID: id, generation: generation)),
       meta: Data(try metadata.sealed(keys: keys, assetID: id, generation: generation)),
       sealCount: Int64(layout.chunkCount), pinned: false, createdAt: now, lastAccess: now)
-    try index.insertAsset(record, name: name)
+    let leaseRow = try lease.map { lease in
+      let seen = clock.now()
+      return try LeaseRecord(
+        assetID: id, assetCreatedAt: now,
+        state: LeaseState(lease: lease, firstPlayAt: nil, plays: 0, lastPlayAt: nil, seenAt: seen),
+        key: leaseKey)
+    }
+    try index.insertAsset(record, name: name, lease: leaseRow)
     committed = true
     // A write that crosses the vault's limits evicts at once (never the new asset).
     _ = try? enforceLimits(protecting: [id])
-    return try assetInfo(record: record, metadata: metadata)
+    return try assetInfo(
+      record: record, metadata: metadata,
+      lease: leaseRow.map { LeaseSummary(state: $0.state, at: clock.now()) })
   }
 
   /// Builds the public description of a record.
-  func assetInfo(record: AssetRecord, metadata: AssetMetadata) throws -> AssetInfo {
+  func assetInfo(record: AssetRecord, metadata: AssetMetadata, lease: LeaseSummary? = nil)
+    throws -> AssetInfo
+  {
     let layout = record.layout
     let presence = record.presenceMap ?? PresenceMap(chunkCount: layout.chunkCount)
     var stored = Int64(VaultFormat.headerLength)
@@ -142,7 +157,7 @@ extension Vault {
       createdAt: Date(timeIntervalSince1970: record.createdAt),
       generation: UInt64(record.generation), keyID: record.keyID,
       complete: record.chunksStored == layout.chunkCount, originURL: metadata.originURL,
-      validator: metadata.validator)
+      validator: metadata.validator, lease: lease)
   }
 }
 

@@ -26,6 +26,17 @@ public final class Vault: Sendable {
   let masterKey: MasterKey
   let wrappingKey: SymmetricKey
   let namingKey: SymmetricKey
+  /// MACs the `lease` rows (derived from the naming key: every master key that opens the
+  /// vault checks the same leases).
+  let leaseKey: SymmetricKey
+  /// Where lease checks get the time.
+  public let clock: VaultClock
+  /// Per asset: the sealed metadata last opened for a lease check and whether it says the
+  /// asset is leased, so a warm check does no decryption.
+  let leasedFlags = Locked([AssetID: (meta: Data, leased: Bool)]())
+  /// Per asset: the lease state (nil: none) a check last read or wrote, with its chunk size
+  /// and the monotonic time it was read (``VaultFormat/leaseCheckReuse``).
+  let recentLeases = Locked([AssetID: (state: LeaseState?, chunkSize: Int, at: Double)]())
   /// Cipher workers per import/export: the machine's cores, at most 8.
   let workers: Int
   private let counters = Counters()
@@ -34,8 +45,8 @@ public final class Vault: Sendable {
 
   private init(
     directory: String, settings: SettingsRecord, index: VaultIndex, masterKey: MasterKey,
-    wrappingKey: SymmetricKey, namingKey: SymmetricKey
-  ) {
+    wrappingKey: SymmetricKey, namingKey: SymmetricKey, clock: VaultClock
+  ) throws {
     self.directory = directory
     self.chunkSize = settings.chunkSize
     self.index = index
@@ -43,6 +54,8 @@ public final class Vault: Sendable {
     self.masterKey = masterKey
     self.wrappingKey = wrappingKey
     self.namingKey = namingKey
+    self.leaseKey = try LeaseRecord.key(namingKey: namingKey)
+    self.clock = clock
     self.workers = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
   }
 
@@ -60,10 +73,21 @@ public final class Vault: Sendable {
   ///   - directory: where to create it.
   ///   - masterKey: the key-encryption key; only its id and a commitment are stored.
   ///   - chunkSize: plaintext chunk size, a power of two from 16 KiB to 1 MiB.
+  ///   - clock: the time source of lease checks (the system clock by default).
   /// - Returns: the open vault.
   /// - Throws: ``VaultError/alreadyExists(path:)``, ``VaultError/invalidChunkSize(_:)``, I/O errors.
   public static func create(
-    at directory: String, masterKey: MasterKey, chunkSize: Int = VaultFormat.defaultChunkSize
+    at directory: String, masterKey: MasterKey, chunkSize: Int = VaultFormat.defaultChunkSize,
+    clock: VaultClock = .system
+  ) throws -> Vault {
+    try create(
+      at: directory, masterKey: masterKey, chunkSize: chunkSize, clock: clock,
+      vaultID: cryptoCall { try SecureRandom.bytes(count: 16) })
+  }
+
+  static func create(
+    at directory: String, masterKey: MasterKey, chunkSize: Int, clock: VaultClock,
+    vaultID: [UInt8]
   ) throws -> Vault {
     guard VaultFormat.isValidChunkSize(chunkSize) else {
       throw VaultError.invalidChunkSize(chunkSize)
@@ -75,7 +99,6 @@ public final class Vault: Sendable {
       try FileSystem.makeDirectory(directory)
     }
     try FileSystem.makeDirectory(directory + "/" + VaultFormat.chunksDirectoryName)
-    let vaultID = try cryptoCall { try SecureRandom.bytes(count: 16) }
     let namingKey = try cryptoCall { try SymmetricKey.random(byteCount: 32) }
     let wrappingKey = try masterKey.wrappingKey(vaultID: vaultID)
     let wrappedNamingKey = try cryptoCall {
@@ -96,9 +119,9 @@ public final class Vault: Sendable {
     let marker = "\(VaultFormat.markerFirstLine)\nformat \(VaultFormat.version)\n"
     try writeSmallFile(directory + "/" + VaultFormat.markerFileName, Array(marker.utf8))
     FileSystem.syncDirectory(directory)
-    return Vault(
+    return try Vault(
       directory: directory, settings: settings, index: index, masterKey: masterKey,
-      wrappingKey: wrappingKey, namingKey: namingKey)
+      wrappingKey: wrappingKey, namingKey: namingKey, clock: clock)
   }
 
   /// Checks that ``create(at:masterKey:chunkSize:)`` could use `directory` (missing or
@@ -114,20 +137,13 @@ public final class Vault: Sendable {
   /// - Parameters:
   ///   - directory: the vault directory.
   ///   - masterKey: the key it was created with (checked by id and commitment first).
+  ///   - clock: the time source of lease checks (the system clock by default).
   /// - Throws: ``VaultError/notAVault(path:)``, ``VaultError/wrongKey(expectedKeyIDs:actualKeyID:)``,
   ///   ``VaultError/unsupportedFormat(version:)``, ``VaultError/indexDamaged(reason:)``.
-  public static func open(at directory: String, masterKey: MasterKey) throws -> Vault {
-    let markerPath = directory + "/" + VaultFormat.markerFileName
-    guard let marker = try? readSmallFile(markerPath),
-      String(decoding: marker, as: UTF8.self).hasPrefix(VaultFormat.markerFirstLine)
-    else {
-      throw VaultError.notAVault(path: directory)
-    }
-    let indexPath = directory + "/" + VaultFormat.indexFileName
-    guard FileSystem.exists(indexPath) else {
-      throw VaultError.indexDamaged(reason: "\(indexPath) is missing")
-    }
-    let index = try VaultIndex.open(path: indexPath)
+  public static func open(
+    at directory: String, masterKey: MasterKey, clock: VaultClock = .system
+  ) throws -> Vault {
+    let index = try openIndex(at: directory)
     let settings = try index.settings()
     guard settings.formatVersion <= VaultFormat.maximumIndexVersion else {
       throw VaultError.unsupportedFormat(version: settings.formatVersion)
@@ -157,13 +173,38 @@ public final class Vault: Sendable {
     } catch {
       throw VaultError.indexDamaged(reason: "the wrapped naming key failed authentication")
     }
-    let vault = Vault(
+    let vault = try Vault(
       directory: directory, settings: settings, index: index, masterKey: masterKey,
-      wrappingKey: wrappingKey, namingKey: namingKey)
+      wrappingKey: wrappingKey, namingKey: namingKey, clock: clock)
     // After a crash the files and the index may disagree; make them agree before use.
     let repairs = (try? vault.reconcile()) ?? ReconcileReport()
     vault.openRepairs.withLock { $0 = repairs }
     return vault
+  }
+
+  /// Checks the marker and opens (and migrates) the index.
+  private static func openIndex(at directory: String) throws -> VaultIndex {
+    let markerPath = directory + "/" + VaultFormat.markerFileName
+    guard let marker = try? readSmallFile(markerPath),
+      String(decoding: marker, as: UTF8.self).hasPrefix(VaultFormat.markerFirstLine)
+    else {
+      throw VaultError.notAVault(path: directory)
+    }
+    let indexPath = directory + "/" + VaultFormat.indexFileName
+    guard FileSystem.exists(indexPath) else {
+      throw VaultError.indexDamaged(reason: "\(indexPath) is missing")
+    }
+    return try VaultIndex.open(path: indexPath)
+  }
+
+  /// The vault's public random id (`settings.vaultID`), readable without the key: what a
+  /// ``KeyProvider`` gets as the per-vault salt.
+  static func publicVaultID(at directory: String) throws -> [UInt8] {
+    let settings = try openIndex(at: directory).settings()
+    guard settings.vaultID.count == 16 else {
+      throw VaultError.indexDamaged(reason: "the settings row is invalid")
+    }
+    return Array(settings.vaultID)
   }
 
   /// What opening the vault repaired (``reconcile(now:)``): empty after a clean shutdown.

@@ -50,6 +50,11 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The vault was opened with a rotated-out key that may only decrypt; the operation needs
   /// the active key.
   case keyDecryptOnly(keyID: String, activeKeyID: String)
+  /// The asset's lease refuses the read: expired, play window closed, plays used up, or
+  /// its record was tampered with. An expired asset's key is destroyed when this is found.
+  case leaseExpired(asset: String, denial: LeaseDenial)
+  /// The key provider could not supply a master key (store locked, variable unset...).
+  case keyProvider(String)
 
   public var description: String {
     switch self {
@@ -102,6 +107,10 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case .keyDecryptOnly(let keyID, let activeKeyID):
       return
         "key \(keyID) was rotated out and may only decrypt: use the active key \(activeKeyID)"
+    case .leaseExpired(let asset, let denial):
+      return "asset \(asset) is not playable: \(denial)"
+    case .keyProvider(let reason):
+      return "the key provider failed: \(reason)"
     }
   }
 }

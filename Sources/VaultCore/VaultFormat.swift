@@ -62,6 +62,23 @@ public enum VaultFormat {
   /// AAD prefix of a sealed `config` value: `label ‖ 0x00 ‖ key name`.
   static let labelConfigAAD = "vault v1 config"
   static let chunkAADMagic: [UInt8] = Array("VCHK".utf8)
+  /// HKDF info deriving the lease key from the naming key (MACs of `lease` rows).
+  static let labelLeaseKey = "vault v1 lease key"
+  /// HMAC message prefix of a lease row: `label ‖ 0x00 ‖ asset id ‖ fields` (FORMAT.md §5).
+  static let labelLeaseMAC = "vault v1 lease"
+  /// HKDF info deriving a device-bound master key from a device secret (salt: vaultID).
+  static let labelDeviceKey = "vault v1 device key"
+
+  /// Reads that start a play within this many seconds of the last counted play are the
+  /// same play (a player's probe, open-ended read and seeks back to the start).
+  public static let playCoalescing: Double = 60
+  /// How long the last play a lease allows may go on (seeks, resumes) before the lease
+  /// counts as exhausted.
+  public static let lastPlayGrace: Double = 6 * 3600
+  /// Seconds a process reuses a lease row it read for checks that change nothing (seeks
+  /// within a play, reads of an unleased asset). Expiry is still judged at each check's
+  /// time; only changes made by other processes are seen up to this much later.
+  public static let leaseCheckReuse: Double = 1
 
   /// Whether `size` is an allowed chunk size.
   public static func isValidChunkSize(_ size: Int) -> Bool {

@@ -56,7 +56,9 @@ extension VaultIndex {
       try db.execute(
         sql: "DELETE FROM asset WHERE id = ? AND generation = ?",
         arguments: [Data(id.bytes), Int64(generation)])
-      return db.changesCount > 0
+      guard db.changesCount > 0 else { return false }
+      try db.execute(sql: "DELETE FROM lease WHERE assetID = ?", arguments: [Data(id.bytes)])
+      return true
     }
     if deleted { try? checkpoint() }
     return deleted
@@ -71,7 +73,10 @@ extension VaultIndex {
         try db.execute(
           sql: "DELETE FROM asset WHERE id = ? AND generation = ?",
           arguments: [Data(id.bytes), Int64(generation)])
-        if db.changesCount > 0 { done.insert(id) }
+        if db.changesCount > 0 {
+          done.insert(id)
+          try db.execute(sql: "DELETE FROM lease WHERE assetID = ?", arguments: [Data(id.bytes)])
+        }
       }
       return done
     }

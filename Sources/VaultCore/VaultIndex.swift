@@ -78,6 +78,7 @@ final class VaultIndex: Sendable {
       try createKeyTables(db)
     }
     registerPolicyMigrations(&migrator)
+    registerLeaseMigrations(&migrator)
     return migrator
   }
 
@@ -163,13 +164,15 @@ final class VaultIndex: Sendable {
   /// Records a complete asset whose file is already written and synced.
   /// - Throws: ``VaultError/duplicateAsset(_:)`` if the id exists,
   ///   ``VaultError/keyDecryptOnly(keyID:activeKeyID:)`` if its key was rotated out.
-  func insertAsset(_ record: AssetRecord, name: String) throws {
+  func insertAsset(_ record: AssetRecord, name: String, lease: LeaseRecord? = nil) throws {
     try write { db in
       try Self.requireActive(db, keyID: record.keyID)
       guard try AssetRecord.exists(db, key: record.id) == false else {
         throw VaultError.duplicateAsset(name)
       }
       try record.insert(db)
+      // After the asset row: its insert trigger drops a stale lease of an earlier asset.
+      try lease?.insert(db)
     }
   }
 
@@ -183,6 +186,7 @@ final class VaultIndex: Sendable {
       // Copies of its data key under decrypt-only keys are shredded in the same transaction.
       try db.execute(sql: "DELETE FROM assetKey WHERE assetID = ?", arguments: [record.id])
       try db.execute(sql: "DELETE FROM reencryption WHERE assetID = ?", arguments: [record.id])
+      try db.execute(sql: "DELETE FROM lease WHERE assetID = ?", arguments: [record.id])
       return record
     }
     _ = try? database.writeWithoutTransaction { db in

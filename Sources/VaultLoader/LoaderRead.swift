@@ -11,10 +11,14 @@ public struct LoaderRead: AsyncSequence, Sendable {
   let contentID: String?
   let start: UInt64
   let end: UInt64?
+  /// Whether the read is playback for the asset's lease (a prefetch is not).
+  var countsAsPlay = true
 
   public func makeAsyncIterator() -> Iterator {
-    Iterator(
-      session: ReadSession(loader: loader, url: url, contentID: contentID, start: start, end: end))
+    let session = ReadSession(
+      loader: loader, url: url, contentID: contentID, start: start, end: end)
+    session.countsAsPlay = countsAsPlay
+    return Iterator(session: session)
   }
 
   /// Iterates the pieces of a ``LoaderRead``.
@@ -37,6 +41,8 @@ final class ReadSession: @unchecked Sendable {
   let url: URL
   let contentID: String?
   let start: UInt64
+  /// Whether this read counts as playback for the asset's lease (a prefetch does not).
+  var countsAsPlay = true
   private let requestedEnd: UInt64?
   private(set) var end: UInt64 = 0
   private(set) var assetID: AssetID?

@@ -91,7 +91,9 @@ public actor RangeLoader {
     let end = min(bytes ?? info.length, info.length)
     var total: UInt64 = 0
     if end > 0 {
-      for try await piece in read(url, contentID: contentID, from: 0, through: end - 1) {
+      var warm = read(url, contentID: contentID, from: 0, through: end - 1)
+      warm.countsAsPlay = false  // downloading for later is not a play
+      for try await piece in warm {
         total += UInt64(piece.count)
       }
     }
@@ -260,6 +262,8 @@ public actor RangeLoader {
     validator: String?
   ) {
     let entry = try await entry(url: session.url, contentID: session.contentID)
+    // DRM-lite: the asset's lease decides (and counts the play) before any byte is read.
+    try vault.authorizeRead(entry.id, from: session.start, countsAsPlay: session.countsAsPlay)
     applyStores(id: entry.id, generation: entry.generation)
     vault.noteAccess(entry.id)
     return (

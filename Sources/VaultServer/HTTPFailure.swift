@@ -7,6 +7,8 @@ import VaultLoader
 struct HTTPFailure: Error, Sendable {
   let status: HTTPResponseStatus
   let reason: String
+  /// Extra header fields of the answer (`X-Vault-Lease` on a lease refusal).
+  var headers: [(String, String)] = []
 
   init(_ status: HTTPResponseStatus, _ reason: String) {
     self.status = status
@@ -15,7 +17,8 @@ struct HTTPFailure: Error, Sendable {
 
   /// Maps vault and loader errors to statuses:
   /// unknown asset → 404; origin unreachable or misbehaving → 502; offline and not stored
-  /// → 504; bytes not stored in an imported asset → 503; damaged chunk → 500 (refused).
+  /// → 504; bytes not stored in an imported asset → 503; damaged chunk → 500 (refused);
+  /// a lease that refuses the read → 403 with `X-Vault-Lease: <LeaseDenial.code>`.
   init(_ error: any Error) {
     switch error {
     case let failure as HTTPFailure:
@@ -25,6 +28,9 @@ struct HTTPFailure: Error, Sendable {
       case .unknownAsset, .ambiguousAsset: self.init(.notFound, error.description)
       case .chunkMissing: self.init(.serviceUnavailable, error.description)
       case .rangeNotSatisfiable: self.init(.rangeNotSatisfiable, error.description)
+      case .leaseExpired(_, let denial):
+        self.init(.forbidden, error.description)
+        headers = [("X-Vault-Lease", denial.code)]
       default: self.init(.internalServerError, error.description)
       }
     case let error as LoaderError:

@@ -25,7 +25,7 @@ struct Responder: Sendable {
         // RFC 9110 §15.5.6: a 405 names the methods that are allowed.
         let allow = failure.status == .methodNotAllowed ? [("Allow", "GET, HEAD")] : []
         try? await writer.simple(
-          failure.status, [("X-Vault-Error", failure.headerValue)] + allow,
+          failure.status, [("X-Vault-Error", failure.headerValue)] + failure.headers + allow,
           text: "\(failure.status.code) \(failure.status.reasonPhrase): \(failure.headerValue)\n")
       }
     }
@@ -100,7 +100,9 @@ struct Responder: Sendable {
     let representation = Representation(
       length: asset.length, contentType: asset.metadata.contentType,
       etag: EntityTag.make(id: asset.assetID, generation: asset.generation, length: asset.length))
+    let id = asset.assetID
     try await serve(representation, writer) { start, end in
+      try await server.pool.runIfActive { try vault.authorizeRead(id, from: start) }
       // A fetched asset may be partial: say so before the head, not by cutting the body.
       if let missing = asset.presence.firstMissing(
         start: start, end: end, chunkSize: lease.chunkSize)
@@ -126,6 +128,10 @@ struct Responder: Sendable {
       etag: EntityTag.make(id: id, generation: generation, length: info.length))
     let chunkSize = lease?.chunkSize ?? vault.chunkSize
     try await serve(representation, writer) { start, end in
+      // The lease decides before the head (the loader checks again: the same play).
+      if stored != nil {
+        try await server.pool.runIfActive { try vault.authorizeRead(id, from: start) }
+      }
       // Fully stored: straight from the vault, as fast as an imported asset.
       if let stored, stored.length == info.length,
         stored.presence.firstMissing(start: start, end: end, chunkSize: chunkSize) == nil

@@ -55,7 +55,9 @@ extension VaultCommand {
     var policyAssets = 10_000
 
     @Option(
-      help: "Run only this section: `keys` (key rotation, re-encryption, scrypt; BenchKeys.swift).")
+      help:
+        "Run only this section: `keys` (key rotation, re-encryption, scrypt; BenchKeys.swift) or `shred` (crypto-shredding, lease checks; BenchShred.swift)."
+    )
     var only: String?
 
     /// The --size value in bytes.
@@ -67,7 +69,9 @@ extension VaultCommand {
       guard reads >= 100 else { throw ValidationError("--reads must be at least 100") }
       guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
       guard policyAssets >= 1 else { throw ValidationError("--policy-assets must be at least 1") }
-      guard only == nil || only == "keys" else { throw ValidationError("--only takes `keys`") }
+      guard only == nil || only == "keys" || only == "shred" else {
+        throw ValidationError("--only takes `keys` or `shred`")
+      }
     }
 
     func run() throws {
@@ -86,6 +90,16 @@ extension VaultCommand {
           throw CLIError(
             "\(directory) has \(formatBytes(free)) free; --size \(formatBytes(UInt64(bytes))) "
               + "needs about 4 times that")
+        }
+        if only == "shred" {
+          let rows = try ShredBench(
+            directory: directory, size: bytes, runs: min(runs, 5),
+            status: { FileHandle.standardError.write(Data("vault bench: \($0)\n".utf8)) }
+          ).run()
+          let markdown = ShredBench.markdown(
+            rows, command: BenchFormat.shellLine(CommandLine.arguments))
+          print(markdown)
+          return
         }
         if only == "keys" {
           let rows = try KeyBench(

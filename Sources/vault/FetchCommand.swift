@@ -104,6 +104,8 @@ extension VaultCommand {
     @Flag(help: "Pin the asset: eviction never removes it.")
     var pin = false
 
+    @OptionGroup var lease: LeaseOptions
+
     func validate() throws {
       guard all != (bytes != nil) else {
         throw ValidationError("give exactly one of --bytes N or --all")
@@ -119,6 +121,7 @@ extension VaultCommand {
           let stored = try await loader.prefetch(
             url, contentID: origin.contentID, bytes: bytes.map { UInt64($0.value) }, pin: pin)
           let id = try loader.assetID(for: url, contentID: origin.contentID)
+          if let lease = lease.lease(now: Date()) { try vault.setLease(lease, on: id) }
           let stats = await loader.statistics
           print(
             "prefetched \(formatBytes(stored)) of \(id.short)\(pin ? " (pinned)" : ""): "

@@ -9,6 +9,7 @@ extension VaultCommand {
       commandName: "import", abstract: "Seal a file (or stdin with -) into the vault.")
 
     @OptionGroup var options: VaultOptions
+    @OptionGroup var lease: LeaseOptions
 
     @Argument(help: "File to import, or - for standard input.")
     var file: String
@@ -38,14 +39,16 @@ extension VaultCommand {
         let progress = ProgressLine("importing")
         defer { progress.finish() }
         var info: AssetInfo
+        // The lease is recorded in the same transaction as the asset.
+        let lease = lease.lease(now: Date())
         if file == "-" {
           info = try vault.importStream(
             fileDescriptor: STDIN_FILENO, sourceName: "stdin", name: name, contentType: type,
-            progress: progress.update)
+            lease: lease, progress: progress.update)
         } else {
           info = try vault.importFile(
             at: file, name: name, contentType: type ?? MIMEGuess.type(forPath: file),
-            progress: progress.update)
+            lease: lease, progress: progress.update)
         }
         progress.finish()
         if pin {

@@ -24,7 +24,10 @@ extension VaultCommand {
           print("no assets")
           return
         }
-        print("ID            SIZE        CHUNKS        TYPE                 NAME")
+        let leased = assets.contains { $0.lease != nil }
+        print(
+          "ID            SIZE        CHUNKS        TYPE                 "
+            + (leased ? "LEASE".padding(toLength: 46, withPad: " ", startingAt: 0) : "") + "NAME")
         for asset in assets {
           let chunks = "\(asset.chunksStored)/\(asset.chunksTotal)"
           print(
@@ -32,6 +35,7 @@ extension VaultCommand {
               + formatBytes(asset.size).padding(toLength: 12, withPad: " ", startingAt: 0)
               + chunks.padding(toLength: 14, withPad: " ", startingAt: 0)
               + column(asset.contentType ?? "-", width: 21)
+              + (leased ? column(LeaseText.describe(asset.lease), width: 46) : "")
               + asset.name + (asset.pinned ? " (pinned)" : ""))
         }
       }
@@ -68,6 +72,7 @@ extension VaultCommand {
           ("generation", "\(info.generation)"), ("key id", info.keyID),
           ("created", JSONOutput.iso8601(info.createdAt)),
           ("last access", JSONOutput.iso8601(info.lastAccess)),
+          ("lease", LeaseText.describe(info.lease)),
         ]
         for (label, value) in rows {
           print(label.padding(toLength: 12, withPad: " ", startingAt: 0) + value)

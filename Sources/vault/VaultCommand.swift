@@ -12,7 +12,7 @@ struct VaultCommand: AsyncParsableCommand {
     subcommands: [
       Demo.self, Init.self, Import.self, Export.self, List.self, Info.self, Verify.self,
       Remove.self, Pin.self, Unpin.self, Prune.self, Stats.self, Fetch.self, Prefetch.self,
-      Serve.self, KeyOf.self, Config.self, Key.self, Bench.self,
+      Serve.self, KeyOf.self, Config.self, Key.self, LeaseAsset.self, Shred.self, Bench.self,
     ])
 
   /// Parses and runs like ArgumentParser's default, but every error is one line on stderr

@@ -15,6 +15,11 @@ struct VaultOptions: ParsableArguments {
     help: "File whose first line is the key file's passphrase (default: $VAULT_PASSPHRASE).")
   var passphraseFile: String?
 
+  @Option(
+    name: .long,
+    help: "Environment variable holding the master key as 64 hex digits, instead of a key file.")
+  var keyEnv: String?
+
   var vaultDirectory: String {
     get throws {
       guard let path = vault ?? environment("VAULT_DIR") else {
@@ -52,7 +57,12 @@ struct VaultOptions: ParsableArguments {
   }
 
   func openVault() throws -> Vault {
-    try Vault.open(at: try vaultDirectory, masterKey: try masterKey())
+    if let keyEnv {
+      // The key stays in the environment: nothing is written (EnvironmentKeyProvider).
+      return try Vault.open(
+        at: try vaultDirectory, keyProvider: EnvironmentKeyProvider(variable: keyEnv))
+    }
+    return try Vault.open(at: try vaultDirectory, masterKey: try masterKey())
   }
 }
 

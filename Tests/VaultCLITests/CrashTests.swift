@@ -3,14 +3,15 @@ import LoopbackOrigin
 import Testing
 
 /// The kill -9 harness: `vault import`, `vault fetch` (through the range loader), `vault
-/// prune` and `vault rm` run as child processes and are killed with SIGKILL at random
-/// points. After every kill the vault must open, verify, and still hold every asset that
-/// was complete before, byte for byte.
+/// prune`, `vault rm` and `vault shred --expired` run as child processes and are killed with
+/// SIGKILL at random points. After every kill the vault must open, verify, and still hold
+/// every asset that was complete before, byte for byte; an expired asset being shredded is
+/// either still whole (listed, verified) or gone with its file, never half-readable.
 ///
 /// The default run kills 12 times; the full harness is one command:
 /// `VAULT_CRASH_RUNS=100 scripts/crash-test` (or the same variable with
 /// `swift test --filter CrashTests`).
-@Suite("kill -9 at random points: import, fetch, prune, rm")
+@Suite("kill -9 at random points: import, fetch, prune, rm, shred")
 struct CrashTests {
   static let runs = Int(ProcessInfo.processInfo.environment["VAULT_CRASH_RUNS"] ?? "") ?? 12
 
@@ -67,7 +68,7 @@ struct CrashTests {
       #expect(try cli.run(["import", cli.path(name), "--pin"]).status == 0)
       complete[name] = data
     }
-    let operations = ["import", "fetch", "prune", "rm"]
+    let operations = ["import", "fetch", "prune", "rm", "shred"]
     var random = SystemRandomNumberGenerator()
     var kills = 0
     for run in 0..<Self.runs {
@@ -89,6 +90,15 @@ struct CrashTests {
       case "prune":
         args = ["prune", "--max-bytes", "1MiB"]
         window = 0.05
+      case "shred":
+        // An asset whose lease already ended: `shred --expired` destroys its key, then its file.
+        let name = "leased\(run).bin"
+        try bytes(2 << 20, seed: 2000 + run).write(to: URL(fileURLWithPath: cli.path(name)))
+        let imported = try cli.run(["import", cli.path(name), "--expires", "2000-01-01"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        args = ["shred", "--expired"]
+        target = name
+        window = 0.08
       default:
         let removable = complete.keys.filter { $0.hasPrefix("extra") }.sorted()
         guard let name = removable.first else { continue }
@@ -130,11 +140,50 @@ struct CrashTests {
         try? FileManager.default.removeItem(atPath: out)
       }
       if operation == "import", let target, after[target] == nil { complete[target] = nil }
+      if operation == "shred", let target, let asset = after[target] {
+        // Not shredded yet: whole, and refused by its lease (verify above opened every chunk).
+        #expect(asset["complete"] as? Bool == true, "run \(run): \(target) half-shredded")
+        let lease = asset["lease"] as? [String: Any]
+        #expect(lease?["status"] as? String == "expired", "run \(run): \(lease ?? [:])")
+        #expect(try cli.run(["export", target, "-o", cli.path("check.out")]).status != 0)
+      }
     }
     // No leftovers: every file in chunks/ belongs to a listed asset.
     let files = try FileManager.default.subpathsOfDirectory(atPath: cli.path("v/chunks"))
       .filter { $0.count > 3 }
     #expect(files.count == (try listed(cli)).count, "\(files)")
     #expect(kills > 0, "no run was killed: the harness tested nothing")
+  }
+
+  @Test("kill -9 between the key's destruction and the unlink: shredded, file gone on open")
+  func killBetweenKeyAndUnlink() throws {
+    let cli = try CLI.initialised()
+    defer { cli.cleanup() }
+    try bytes(500_000, seed: 7).write(to: URL(fileURLWithPath: cli.path("x.bin")))
+    #expect(try cli.run(["import", cli.path("x.bin"), "--expires", "2000-01-01"]).status == 0)
+    #expect(try cli.run(["import", cli.path("x.bin"), "--id", "keep"]).status == 0)
+    let files = {
+      try FileManager.default.subpathsOfDirectory(atPath: cli.path("v/chunks")).filter {
+        $0.count > 3
+      }
+    }
+    #expect(try files().count == 2)
+    var environment = cli.environment
+    environment["VAULT_TEST_CRASH_AT"] = "shred-after-key"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CLI.binary)
+    process.arguments = ["shred", "--expired"]
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
+    // The key went first: the file is still there, with nothing that can open it.
+    #expect(try files().count == 2)
+    let after = try listed(cli)
+    #expect(after.keys.sorted() == ["keep"])
+    #expect(try cli.run(["verify"]).status == 0)
+    #expect(try files().count == 1)  // the orphan was removed when the vault was opened
   }
 }

@@ -224,7 +224,7 @@ struct VaultConfigTests {
     let applied = try vault.index.database.read {
       try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
     }
-    #expect(applied == ["v1", "v2-config", "v3-counters", "v3-keys"])
+    #expect(applied == ["v1", "v2-config", "v3-counters", "v3-keys", "v4-leases"])
     #expect(try vault.cacheKeyRules() == .default)
     try vault.updateCacheKeyRules { try $0.addAliases(["a.example.com", "b.example.com"]) }
     let reopened = try Vault.open(at: copy, masterKey: try demoKey())
