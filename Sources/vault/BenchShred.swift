@@ -163,8 +163,9 @@ struct ShredBench {
 
   /// Writes `count` bytes of benchmark input to `path` in 1 MiB blocks.
   private func writeInput(_ input: BenchInput, to path: String, count: Int) throws {
-    FileManager.default.createFile(atPath: path, contents: nil)
-    guard let handle = FileHandle(forWritingAtPath: path) else {
+    guard FileManager.default.createFile(atPath: path, contents: nil),
+      let handle = FileHandle(forWritingAtPath: path)
+    else {
       throw CLIError("cannot create \(path)")
     }
     defer { try? handle.close() }
