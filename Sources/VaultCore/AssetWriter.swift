@@ -30,6 +30,8 @@ public final class AssetWriter {
   private let crypter: ChunkCrypter
   private var slots: UnsafeMutableRawBufferPointer
   private var slotsCapacity: Int
+  /// The presence bits as of this writer's last look, plus what it committed since.
+  private let mirror = Locked<PresenceMap?>(nil)
   /// Seals reserved in the index and not used yet.
   private var sealsReserved = 0
   /// Seals reserved per index commit: one commit per block instead of one per store.
@@ -100,8 +102,16 @@ public final class AssetWriter {
       throw VaultError.invalidArgument(
         "bytes \(start)..<\(end) are not whole chunks of asset \(assetID.short)")
     }
-    let present = try presence()
-    let runs = missingRuns(in: firstIndex..<(lastIndex + 1), present: present)
+    let range = firstIndex..<(lastIndex + 1)
+    // The mirror is exact for chunks this writer stored (it holds the asset's lock); a
+    // chunk it shows present may since have been dropped (self-repair), so only then is
+    // the index asked. Fresh chunks, the common case, cost no index read.
+    var present = try knownPresence()
+    if range.contains(where: { present.contains($0) }) {
+      present = try presence()
+      mirror.withLock { $0 = present }
+    }
+    let runs = missingRuns(in: range, present: present)
     for run in runs {
       try seal(run: run, from: plaintext, base: firstIndex)
     }
@@ -114,7 +124,21 @@ public final class AssetWriter {
     guard !pending.runs.isEmpty else { return }
     try file.sync()
     try vault.index.recordChunks(assetID, generation: generation, runs: pending.runs)
+    mirror.withLock { map in
+      for run in pending.runs {
+        for index in run { map?.insert(index) }
+      }
+    }
     vault.count(sealed: pending.count)
+  }
+
+  /// The presence map as this writer knows it: read once, then kept up to date by
+  /// `commit` (which may run on another thread, hence the lock).
+  private func knownPresence() throws -> PresenceMap {
+    if let map = mirror.withLock({ $0 }) { return map }
+    let map = try presence()
+    mirror.withLock { $0 = map }
+    return map
   }
 
   private func missingRuns(in range: Range<Int>, present: PresenceMap) -> [Range<Int>] {
