@@ -734,6 +734,7 @@ public actor RangeLoader {
       return
     }
     stats.chunksStored += outcome.newlyStored
+    stats.storeCommits += 1
     for index in outcome.chunks.joined() {
       entry.presence.insert(index)
       entry.arrived[index] = nil

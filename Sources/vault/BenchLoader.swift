@@ -77,10 +77,9 @@ enum BenchProcess {
   }
 }
 
-/// Samples, every 2 ms on its own thread, how far the origin has sent a body, how large a
-/// file has grown and this process's RSS, so a timed read can say when the transfer ended,
-/// how steadily the origin was sending, in which steps the file was written and how much was
-/// buffered, without touching the path it measures.
+/// Samples, every 2 ms on its own thread, how far the origin has sent a body and this
+/// process's RSS, so a timed read can say when the transfer ended, how steadily the origin
+/// was sending and how much was buffered, without touching the path it measures.
 final class BenchSampler: @unchecked Sendable {
   /// What the samples showed.
   struct Summary {
@@ -88,8 +87,6 @@ final class BenchSampler: @unchecked Sendable {
     var sentAll: Double?
     /// The share of intervals, until then, in which the origin sent anything.
     var busy = 0.0
-    /// Each size the watched file was seen with, ascending.
-    var fileSizes: [Int] = []
     /// The largest RSS seen.
     var peakRSS = 0
   }
@@ -104,19 +101,15 @@ final class BenchSampler: @unchecked Sendable {
   ///   - bytesSent: the origin's body bytes so far.
   ///   - target: the byte count whose arrival is timed.
   ///   - start: the clock reading the times are relative to.
-  ///   - fileSize: the watched file's size, nil while it does not exist.
-  init(
-    bytesSent: @escaping @Sendable () -> Int, target: Int, start: Double,
-    fileSize: @escaping @Sendable () -> Int?
-  ) {
+  init(bytesSent: @escaping @Sendable () -> Int, target: Int, start: Double) {
     let thread = Thread { [self] in
-      loop(bytesSent: bytesSent, target: target, start: start, fileSize: fileSize)
+      loop(bytesSent: bytesSent, target: target, start: start)
     }
     self.thread = thread
     thread.start()
   }
 
-  private func loop(bytesSent: () -> Int, target: Int, start: Double, fileSize: () -> Int?) {
+  private func loop(bytesSent: () -> Int, target: Int, start: Double) {
     var last = bytesSent()
     var intervals = 0
     var busy = 0
@@ -124,7 +117,6 @@ final class BenchSampler: @unchecked Sendable {
       usleep(Self.interval)
       let sent = bytesSent()
       let rss = BenchProcess.residentBytes() ?? 0
-      let size = fileSize()
       lock.withLock {
         if summary.sentAll == nil {
           intervals += 1
@@ -132,7 +124,6 @@ final class BenchSampler: @unchecked Sendable {
           summary.busy = Double(busy) / Double(intervals)
           if sent >= target { summary.sentAll = BenchClock.now() - start }
         }
-        if let size, size > (summary.fileSizes.last ?? 0) { summary.fileSizes.append(size) }
         summary.peakRSS = max(summary.peakRSS, rss)
       }
       last = sent
@@ -145,31 +136,6 @@ final class BenchSampler: @unchecked Sendable {
     while thread?.isFinished == false { usleep(1_000) }
     thread = nil
     return lock.withLock { summary }
-  }
-}
-
-/// The one asset file of a vault (`chunks/XX/ID.GENERATION`), once it exists.
-final class AssetFileWatch: @unchecked Sendable {
-  private let chunks: String
-  private var path: String?
-
-  init(vaultDirectory: String) { chunks = vaultDirectory + "/chunks" }
-
-  /// The file's size; nil until it exists. Called from one thread. A file is created under
-  /// a private name (`….new-…`) and linked into place; only the final name counts.
-  func size() -> Int? {
-    if path == nil {
-      let found = (try? FileManager.default.subpathsOfDirectory(atPath: chunks))?
-        .first { $0.contains("/") && $0.contains(".") && !$0.contains(".new-") }
-      path = found.map { chunks + "/" + $0 }
-    }
-    guard let path else { return nil }
-    var info = stat()
-    guard stat(path, &info) == 0 else {
-      self.path = nil
-      return nil
-    }
-    return Int(info.st_size)
   }
 }
 
@@ -369,10 +335,8 @@ final class LoaderBench {
       let cpuBefore = BenchProcess.cpuSeconds()
       let start = BenchClock.now()
       // The probe's 2 body bytes come first.
-      let watch = AssetFileWatch(vaultDirectory: vaultDirectory)
       let sampler = BenchSampler(
-        bytesSent: { origin.bodyBytesSent }, target: size + 2, start: start,
-        fileSize: { watch.size() })
+        bytesSent: { origin.bodyBytesSent }, target: size + 2, start: start)
       var total = 0
       do {
         for try await piece in loader.read(url) { total += piece.count }
@@ -388,16 +352,11 @@ final class LoaderBench {
       guard total == size else {
         throw CLIError("cold read through the loader returned \(total) bytes, not \(size)")
       }
-      // Where the loader's batches ended: file sizes at a slot boundary (FORMAT.md: slot i
-      // starts at 128 + i × (C + 28)); other sizes were seen in the middle of a pwrite.
+      // The store-alone replay uses as many equal runs as the loader made commits (each
+      // commit is one fsync and one index transaction, whatever batches it covered).
       let chunks = (size + chunkSize - 1) / chunkSize
-      let slot = chunkSize + 28
-      var batchEnds: [Int] = []
-      for seen in sampled.fileSizes where seen > 128 && (seen - 128) % slot == 0 {
-        let end = (seen - 128) / slot
-        if end > (batchEnds.last ?? 0) && end < chunks { batchEnds.append(end) }
-      }
-      batchEnds.append(chunks)
+      let commits = max(1, min(chunks, await loader.statistics.storeCommits))
+      let batchEnds = (1...commits).map { chunks * $0 / commits }
       let ranges = origin.requests.compactMap { record -> ClosedRange<UInt64>? in
         guard let range = record.range, range != "bytes=0-1" || size <= 2 else { return nil }
         return Self.parse(range, length: UInt64(size))
@@ -678,7 +637,7 @@ extension LoaderFigures {
     rows.append(
       BenchRow(
         measure: "6. `AssetWriter.store` of \(label) alone in the cold read's "
-          + "\(cold.batchEnds.count) batches (avg \(BenchFormat.mebibytes(averageBatch)); "
+          + "\(cold.batchEnds.count) commits (equal runs of \(BenchFormat.mebibytes(averageBatch)); "
           + "seal, pwrite, fsync, index commit each)",
         result: BenchFormat.rate(Double(size) / storeAlone)))
     rows.append(
@@ -733,7 +692,8 @@ enum LoaderModel {
         + "(\(BenchFormat.ratio(d / max(c, 1e-9)))), timed until the last chunk is sealed and "
         + "recorded. Readers get each chunk from memory as it arrives; the store runs behind "
         + "them. Measured alone: \(download); the store path in the cold read's "
-        + "\(cold.batchEnds.count) runs (seal, pwrite, fsync, one index commit each) \(s(store)). "
+        + "\(cold.batchEnds.count) commits, replayed alone as equal runs (seal, pwrite, fsync, one "
+        + "index commit each) \(s(store)). "
         + "Fully overlapped, the cold read would take the larger of the two, \(s(bound)); it "
         + "took \(s(max(c - bound, 0))) more. The origin was sending in "
         + "\(Int((cold.originBusy * 100).rounded()))% of 2 ms intervals.")
@@ -751,8 +711,9 @@ enum LoaderModel {
         + (rest > 0.05 * store
           ? ", leaving \(s(rest)) for the rest (the index commit per run, copies, hand-offs "
             + "between threads; not broken down here)" : "")
-        + "; the storer merges whatever whole chunks have arrived into runs of up to 16 MiB, "
-        + "\(BenchFormat.mebibytes(f.averageBatch)) per run on average here.")
+        + "; the storer commits what has arrived once 4 MiB are queued (up to 16 MiB per "
+        + "commit, writing the next run while the last one syncs), "
+        + "\(BenchFormat.mebibytes(f.averageBatch)) per commit on average here.")
     let available = Double(cores) * c
     let busyCores = String(format: "%.1f", cold.cpuSeconds / max(c, 1e-9))
     lines.append(
@@ -791,11 +752,10 @@ enum LoaderModel {
         + "after another without storing them. Warm reads use a new `RangeLoader` on the filled "
         + "vault and must make no origin request; one more warm read checks every byte.",
       "During a cold read a thread samples every 2 ms the origin's body bytes sent (the share "
-        + "of intervals in which it was sending), the asset file's size (a size at a slot "
-        + "boundary ends a store batch; batches less than 2 ms apart count as one) and RSS. The "
-        + "store-alone row calls `AssetWriter.store` on a new vault with the input (read "
-        + "untimed) in the median cold read's batches; the plain-file row writes the same "
-        + "batches with pwrite and fsyncs after each.",
+        + "of intervals in which it was sending) and RSS. The store-alone row calls "
+        + "`AssetWriter.store` on a new vault with the input (read untimed) in as many equal runs "
+        + "as the median cold read made store commits (`LoaderStatistics.storeCommits`); the "
+        + "plain-file row writes the same runs with pwrite and fsyncs after each.",
       "Player replay: the pattern of PlayerReplayTests (probe bytes 0–1 with content info; "
         + "0– cancelled after 300 KB; resume, cancelled after 200 KB; 3/4–end; 10000–109999; "
         + "64 KiB at the middle) through `ResourceLoader`/`LoadingRequest` on one loader and a "
