@@ -14,9 +14,8 @@ struct LeaseLoaderTests {
     var vaultClock: VaultClock { VaultClock { self.time.withLock { $0 } } }
   }
 
-  @Test("play counts through the loader; a prefetch is not a play; exhausted is refused")
-  func playCounts() async throws {
-    let clock = Clock()
+  /// A new vault on the injected clock and a loader fixture over it.
+  static func fixture(_ clock: Clock) throws -> (Vault, LoaderFixture) {
     let dir = FileManager.default.temporaryDirectory
       .appendingPathComponent("vault-lease-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -25,7 +24,13 @@ struct LeaseLoaderTests {
     let vault = try Vault.create(
       at: dir + "/vault", masterKey: try KeyFile.read(at: root + "/Keys/demo.key"),
       chunkSize: LoaderFixture.chunk, clock: clock.vaultClock)
-    let f = try LoaderFixture(vault: vault, directory: dir)
+    return (vault, try LoaderFixture(vault: vault, directory: dir))
+  }
+
+  @Test("play counts through the loader; a prefetch is not a play; exhausted is refused")
+  func playCounts() async throws {
+    let clock = Clock()
+    let (vault, f) = try Self.fixture(clock)
     defer { f.cleanup() }
     let body = media(100_000, seed: 9)
     f.origin.serve("/song.mp3", bytes: body)
@@ -57,15 +62,7 @@ struct LeaseLoaderTests {
   @Test("an expired asset is refused, shredded, and a later read starts from the origin")
   func expiredIsShredded() async throws {
     let clock = Clock()
-    let dir = FileManager.default.temporaryDirectory
-      .appendingPathComponent("vault-lease-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().path
-    let vault = try Vault.create(
-      at: dir + "/vault", masterKey: try KeyFile.read(at: root + "/Keys/demo.key"),
-      chunkSize: LoaderFixture.chunk, clock: clock.vaultClock)
-    let f = try LoaderFixture(vault: vault, directory: dir)
+    let (vault, f) = try Self.fixture(clock)
     defer { f.cleanup() }
     let body = media(50_000, seed: 10)
     f.origin.serve("/film.mp4", bytes: body)
