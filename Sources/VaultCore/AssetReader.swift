@@ -192,29 +192,11 @@ public final class AssetReader {
     vault.count(opened: run.count)
   }
 
+  /// Opens one chunk into the one-chunk cache (kept: small reads inside it open it once).
   private func openChunk(_ index: Int) throws {
     if cachedChunk == index { return }
     cachedChunk = nil
-    guard presence.contains(index) else {
-      throw VaultError.chunkMissing(asset: assetID.short, index: index)
-    }
-    let slotLength = layout.plaintextLength(index) + VaultFormat.slotOverhead
-    let slot = UnsafeMutableRawBufferPointer(rebasing: slotBuffer[0..<slotLength])
-    let n = try file.read(into: slot, at: layout.slotOffset(index))
-    guard n == slotLength else {
-      vault.count(refused: 1)
-      throw VaultError.chunkDamaged(asset: assetID.short, index: index, reason: "file is truncated")
-    }
-    let failures = crypter.open(
-      slots: UnsafeRawBufferPointer(slot), plaintext: chunkBuffer, firstIndex: index, count: 1,
-      length: { _ in self.layout.plaintextLength(index) },
-      isFinal: { _ in self.layout.isFinal(index) })
-    if let failure = failures.first {
-      vault.count(refused: 1)
-      throw VaultError.chunkDamaged(asset: assetID.short, index: index, reason: failure.reason)
-    }
-    chunksOpened += 1
-    vault.count(opened: 1)
+    try openRun(index..<(index + 1), slots: slotBuffer, into: chunkBuffer)
     cachedChunk = index
   }
 

@@ -27,18 +27,11 @@ extension KeyFile {
     _ key: MasterKey, at path: String, passphrase: [UInt8]? = nil,
     parameters: Scrypt.Parameters = .default
   ) throws {
-    var bytes = try encode(key, passphrase: passphrase, parameters: parameters)
-    defer { SecureMemory.cleanse(&bytes) }
-    let temp = path + ".tmp-\(getpid())"
-    _ = unlink(temp)
-    let fd = posixOpen(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard fd >= 0 else {
-      throw VaultError.keyFile(path: path, reason: String(cString: strerror(errno)))
-    }
-    let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-    let synced = fsync(fd) == 0
-    _ = close(fd)
-    guard written == bytes.count, synced, rename(temp, path) == 0 else {
+    // A leftover of this pid's crashed attempt would make the O_EXCL create fail.
+    _ = unlink(path + ".tmp-\(getpid())")
+    let temp = try writeTemporary(
+      try encode(key, passphrase: passphrase, parameters: parameters), for: path)
+    guard rename(temp, path) == 0 else {
       let reason = String(cString: strerror(errno))
       _ = unlink(temp)
       throw VaultError.keyFile(path: path, reason: "could not replace it: \(reason)")

@@ -131,7 +131,23 @@ public enum KeyFile {
     guard !FileSystem.exists(path) else {
       throw VaultError.keyFile(path: path, reason: "already exists; refusing to overwrite it")
     }
-    var bytes = try encode(key, passphrase: passphrase, parameters: parameters)
+    let temp = try writeTemporary(
+      try encode(key, passphrase: passphrase, parameters: parameters), for: path)
+    defer { _ = unlink(temp) }
+    guard link(temp, path) == 0 else {
+      let reason =
+        errno == EEXIST
+        ? "already exists; refusing to overwrite it" : String(cString: strerror(errno))
+      throw VaultError.keyFile(path: path, reason: reason)
+    }
+    FileSystem.syncDirectory(FileSystem.parent(of: path))
+  }
+
+  /// Writes `bytes` (then wipes them) to a new `path.tmp-<pid>` (mode 0600, `O_EXCL`) and
+  /// fsyncs it; the caller links or renames it into place.
+  /// - Returns: the temporary file's path.
+  static func writeTemporary(_ bytes: [UInt8], for path: String) throws -> String {
+    var bytes = bytes
     defer { SecureMemory.cleanse(&bytes) }
     let temp = path + ".tmp-\(getpid())"
     let fd = posixOpen(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -141,17 +157,11 @@ public enum KeyFile {
     let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
     let synced = fsync(fd) == 0
     _ = close(fd)
-    defer { _ = unlink(temp) }
     guard written == bytes.count, synced else {
+      _ = unlink(temp)
       throw VaultError.keyFile(path: path, reason: "could not write it")
     }
-    guard link(temp, path) == 0 else {
-      let reason =
-        errno == EEXIST
-        ? "already exists; refusing to overwrite it" : String(cString: strerror(errno))
-      throw VaultError.keyFile(path: path, reason: reason)
-    }
-    FileSystem.syncDirectory(FileSystem.parent(of: path))
+    return temp
   }
 
   /// The text of a key file for `key`, scrypt-protected when `passphrase` is given.

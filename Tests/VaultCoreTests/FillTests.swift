@@ -169,4 +169,24 @@ struct FillTests {
     #expect(try t.vault.index.replaceGeneration(newer, expected: 1)?.generation == 1)
     #expect(try t.vault.index.asset(id)?.generation == 2)
   }
+
+  @Test("a chunk dropped while its writer is open (self-repair) is stored again by that writer")
+  func writerSeesDroppedChunk() throws {
+    let t = try TestVault(chunkSize: chunk)
+    defer { t.cleanup() }
+    let source = patternBytes(count: 4 * chunk, seed: 24)
+    let writer = try fill(t, length: source.count)
+    #expect(try store(writer, source, chunks: 0..<4) == 4)
+    // The writer's own view says chunk 2 is stored; the index no longer does.
+    #expect(
+      try t.vault.dropDamagedChunks(writer.assetID, generation: writer.generation, indices: [2])
+        == 1)
+    #expect(!(try t.vault.info(writer.assetID).complete))
+    #expect(try store(writer, source, chunks: 2..<3) == 1)
+    // Chunks still stored are skipped, not sealed again.
+    #expect(try store(writer, source, chunks: 0..<4) == 0)
+    #expect(try t.vault.info(writer.assetID).complete)
+    let reader = try t.vault.reader(for: writer.assetID)
+    #expect(try reader.read(offset: 0, count: source.count) == source)
+  }
 }
