@@ -8,12 +8,13 @@ import VaultCore
 /// waits for the backlog), and batches that queue up meanwhile join it (up to 16 MiB): each
 /// is written as it is, and all are committed together, so a fast origin costs one fsync and
 /// one index commit per several MiB, not per batch.
-/// Its backlog is bounded by the fetches, which wait for it before chaining a new window.
+/// Its backlog is bounded by the loader: a fetch waits for it before chaining a new window,
+/// and so does a reader before starting one.
 ///
 /// All writes happen on one serial queue, which also owns the asset's writer (and so its
 /// writer lock): one writer per asset, in order.
 final class ChunkStorer: @unchecked Sendable {
-  /// What one store call did: the chunks it covered, or why it failed.
+  /// What one commit did: the chunks it covered, or why it failed.
   struct Outcome: Sendable {
     var chunks: [Range<Int>]
     var newlyStored: Int
@@ -30,7 +31,8 @@ final class ChunkStorer: @unchecked Sendable {
   private let generation: UInt64
   private let chunkSize: Int
   private let report: @Sendable () -> Void
-  /// Largest run handed to one store call: bounds the sealing buffer.
+  /// Most bytes one commit covers (the batches in it are written one by one, so the
+  /// sealing buffer is bounded by a batch, not by this).
   private let maximumRun = 16 << 20
   /// A store starts once this much is queued (or `linger` after the first queued batch, or
   /// when someone waits for the backlog): each store costs an fsync and an index commit,

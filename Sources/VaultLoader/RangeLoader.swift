@@ -368,8 +368,8 @@ public actor RangeLoader {
   }
 
   /// Safety net: readers still waiting on chunks that no live fetch will deliver get a new
-  /// fetch, so no reader can wait forever. (The join window makes this unreachable today:
-  /// a seek shortens a fetch only beyond the chunks its readers wait on.)
+  /// fetch, so no reader can wait forever: a fetch chosen for a reader can end (or fail)
+  /// while the reader hops onto the actor to register its wait.
   private func resumeOrphans(_ entry: LoaderEntry) {
     guard entries[entry.id] === entry, !offline else { return }
     let orphans = entry.waiters.keys.sorted().filter { index in
