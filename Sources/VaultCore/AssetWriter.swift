@@ -6,7 +6,8 @@ import VaultCrypto
 ///
 /// Each ``store(firstIndex:plaintext:)`` seals the chunks, writes them, fsyncs the file and
 /// only then sets their presence bits in one transaction, so the index never claims bytes
-/// that are not on disk. A chunk already present is never sealed again within a generation:
+/// that are not on disk. (The range loader instead records first and syncs when it lets the
+/// writer go: see ``commit(_:syncFirst:)``.) A chunk already present is never sealed again within a generation:
 /// one slot holds one plaintext per generation (FORMAT.md relies on it).
 ///
 /// The writer holds the asset file's writer lock (flock) for its lifetime: one writer per
@@ -32,6 +33,8 @@ public final class AssetWriter {
   private var slotsCapacity: Int
   /// The presence bits as of this writer's last look, plus what it committed since.
   private let mirror = Locked<PresenceMap?>(nil)
+  /// Whether a commit recorded chunks without syncing them (``syncRecorded()`` clears it).
+  private let unsynced = Locked(false)
   /// Seals reserved in the index and not used yet.
   private var sealsReserved = 0
   /// Seals reserved per index commit: one commit per block instead of one per store.
@@ -120,9 +123,19 @@ public final class AssetWriter {
 
   /// The second half of ``store(firstIndex:plaintext:)``: fsyncs the file, then sets the
   /// chunks' presence bits in one transaction (the index never claims unsynced bytes).
-  public func commit(_ pending: PendingChunks) throws {
+  ///
+  /// With `syncFirst` false the bits are set at once and the sync is left to
+  /// ``syncRecorded()``: the range loader's choice, so a player is not held to the disk's
+  /// sync speed. A process crash loses nothing (the bytes are in the page cache); after an
+  /// OS crash or power loss a recorded chunk may read back wrong, which its tag detects
+  /// (`chunkDamaged`), and the loader drops and fetches it again (FORMAT.md §7).
+  public func commit(_ pending: PendingChunks, syncFirst: Bool = true) throws {
     guard !pending.runs.isEmpty else { return }
-    try file.sync()
+    if syncFirst {
+      try file.sync()
+    } else {
+      unsynced.withLock { $0 = true }
+    }
     try vault.index.recordChunks(assetID, generation: generation, runs: pending.runs)
     mirror.withLock { map in
       for run in pending.runs {
@@ -130,6 +143,23 @@ public final class AssetWriter {
       }
     }
     vault.count(sealed: pending.count)
+  }
+
+  /// fsyncs the chunks that ``commit(_:syncFirst:)`` recorded without a sync; does nothing
+  /// if there are none.
+  public func syncRecorded() throws {
+    guard
+      unsynced.withLock({ flag in
+        defer { flag = false }
+        return flag
+      })
+    else { return }
+    do {
+      try file.sync()
+    } catch {
+      unsynced.withLock { $0 = true }
+      throw error
+    }
   }
 
   /// The presence map as this writer knows it: read once, then kept up to date by

@@ -168,7 +168,25 @@ final class ChunkStorer: @unchecked Sendable {
     backlogWaiters = []
     lock.unlock()
     for waiter in waiters { waiter.continuation.resume() }
-    queue.async { self.writer = nil }
+    queue.async { self.release() }
+  }
+
+  /// Syncs what the writer recorded without a sync. Call after the backlog drained.
+  func sync() async throws {
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<Void, any Error>) in
+      queue.async {
+        continuation.resume(with: Result { try self.writer?.syncRecorded() })
+      }
+    }
+  }
+
+  /// Runs on `queue`: syncs and lets go of the writer (and the asset's writer lock). A
+  /// failed sync is not an error here: the chunks are recorded, and any that did not reach
+  /// the disk fail their tag check when read and are fetched again.
+  private func release() {
+    try? writer?.syncRecorded()
+    writer = nil
   }
 
   /// Runs on `queue`: stores queued batches, several per commit. Two stages: this
@@ -200,7 +218,10 @@ final class ChunkStorer: @unchecked Sendable {
         var outcome = Outcome(chunks: chunks, newlyStored: 0, error: writeError)
         if let written = toCommit {
           do {
-            try written.writer.writer.commit(written.pending)
+            // Recorded now, synced when the writer is let go (or on `sync()`): the reader
+            // is not held to the disk's sync speed, and the tag catches a chunk an OS
+            // crash lost (AssetWriter.commit(_:syncFirst:)).
+            try written.writer.writer.commit(written.pending, syncFirst: false)
             outcome.newlyStored = written.pending.count
           } catch {
             outcome.error = error
@@ -219,7 +240,7 @@ final class ChunkStorer: @unchecked Sendable {
     let mark = drains
     queue.asyncAfter(deadline: .now() + idleRelease) {
       let idle = self.lock.withLock { self.pending.isEmpty && !self.draining }
-      if idle && self.drains == mark { self.writer = nil }
+      if idle && self.drains == mark { self.release() }
     }
   }
 

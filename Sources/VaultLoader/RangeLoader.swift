@@ -104,8 +104,8 @@ public actor RangeLoader {
     return total
   }
 
-  /// Returns once every chunk that has arrived so far is sealed and recorded in the vault
-  /// (readers get chunks before that). Call it before exiting a process that read through
+  /// Returns once every chunk that has arrived so far is sealed, recorded in the vault and
+  /// synced to disk (readers get chunks before that). Call it before exiting a process that read through
   /// the loader, so what it downloaded stays cached.
   /// - Throws: the first store error, as ``LoaderError/vault(_:)``.
   public func flush() async throws {
@@ -113,6 +113,11 @@ public actor RangeLoader {
       await entry.storer.waitForBacklog(atMost: 0)
       applyStores(id: entry.id, generation: entry.generation)
       if let error = entry.storer.failure { throw storeError(error) }
+      do {
+        try await entry.storer.sync()
+      } catch {
+        throw storeError(error)
+      }
     }
     saveCounters()
   }
