@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "VaultCore", targets: ["VaultCore"]),
     .library(name: "VaultLoader", targets: ["VaultLoader"]),
     .library(name: "LoopbackOrigin", targets: ["LoopbackOrigin"]),
+    .library(name: "OriginClient", targets: ["OriginClient"]),
     .library(name: "VaultServer", targets: ["VaultServer"]),
     .executable(name: "vault", targets: ["vault"]),
   ],
@@ -35,11 +36,21 @@ let package = Package(
     ),
     // Range loader: answers byte ranges from the vault, fetches missing chunks from the origin.
     .target(name: "VaultLoader", dependencies: ["VaultCore"]),
+    // The origin client for plain http:// on SwiftNIO (URLSession for the rest).
+    .target(
+      name: "OriginClient",
+      dependencies: [
+        "VaultLoader",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ]
+    ),
     // Loopback HTTP proxy: serves imported assets and origin URLs (through the range loader) to players.
     .target(
       name: "VaultServer",
       dependencies: [
-        "VaultCore", "VaultCrypto", "VaultLoader",
+        "VaultCore", "VaultCrypto", "VaultLoader", "OriginClient",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -50,7 +61,7 @@ let package = Package(
     .executableTarget(
       name: "vault",
       dependencies: [
-        "VaultCore", "VaultCrypto", "VaultLoader", "VaultServer", "LoopbackOrigin",
+        "VaultCore", "VaultCrypto", "VaultLoader", "VaultServer", "OriginClient", "LoopbackOrigin",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       // The demo's sample: a 30 s H.264/AAC MP4 (909 KB), generated once with ffmpeg.
@@ -65,7 +76,7 @@ let package = Package(
     .testTarget(name: "LoopbackOriginTests", dependencies: ["LoopbackOrigin"]),
     .testTarget(
       name: "VaultLoaderTests",
-      dependencies: ["VaultLoader", "VaultCore", "LoopbackOrigin"]
+      dependencies: ["VaultLoader", "VaultCore", "LoopbackOrigin", "OriginClient"]
     ),
     // Runs the built `vault` binary as a child process, as a user would.
     .testTarget(name: "VaultCLITests", dependencies: ["vault", "LoopbackOrigin"]),

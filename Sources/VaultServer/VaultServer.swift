@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OriginClient
 import VaultCore
 import VaultLoader
 
@@ -53,7 +54,7 @@ public final class VaultServer: Sendable {
   /// - Parameters:
   ///   - vault: The vault to serve from.
   ///   - loader: The range loader for `stream?url=`; nil makes one over `vault` with the
-  ///     default URLSession origin (pass your own to choose the origin client or timeouts).
+  ///     default origin client (``NIOHTTPOrigin``; pass your own to choose the origin client or timeouts).
   ///   - offline: When `loader` is nil, whether the new loader serves only stored bytes.
   ///   - host: The address to bind. Keep the default (loopback) unless the user asked.
   ///     Requests must name a loopback host (or this host) in `Host`.
@@ -83,7 +84,8 @@ public final class VaultServer: Sendable {
     let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
     pool.start()
     let context = ServerContext(
-      vault: vault, loader: loader ?? RangeLoader(vault: vault, offline: offline),
+      vault: vault,
+      loader: loader ?? RangeLoader(vault: vault, origin: NIOHTTPOrigin(), offline: offline),
       token: accessToken,
       hostCheck: HostCheck(boundHost: loopbackNames.contains(host) ? nil : host),
       corsOrigin: corsOrigin, log: log, pool: pool)

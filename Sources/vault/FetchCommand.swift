@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OriginClient
 import VaultCore
 import VaultLoader
 
@@ -49,7 +50,7 @@ extension VaultCommand {
         let vault = try options.openVault()
         let url = try origin.resourceURL()
         let loader = RangeLoader(
-          vault: vault, origin: HTTPOrigin(idleTimeout: origin.timeout), offline: offline)
+          vault: vault, origin: NIOHTTPOrigin(idleTimeout: origin.timeout), offline: offline)
         installDiagnosticsHandler(loader)
         let sink = try OutputSink(path: output)
         let progress = ProgressLine("fetching")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OriginClient
 import VaultCore
 import VaultLoader
 import VaultServer
@@ -52,7 +53,7 @@ extension VaultCommand {
       do {
         let vault = try options.openVault()
         let loader = RangeLoader(
-          vault: vault, origin: HTTPOrigin(idleTimeout: timeout), offline: offline)
+          vault: vault, origin: NIOHTTPOrigin(idleTimeout: timeout), offline: offline)
         installDiagnosticsHandler(loader)
         server = try await VaultServer.start(
           vault: vault, loader: loader, host: host, port: port, corsOrigin: cors,

@@ -1,4 +1,5 @@
 import Foundation
+import OriginClient
 import VaultCore
 import VaultLoader
 
@@ -6,7 +7,7 @@ import VaultLoader
 /// that came from an origin (their sealed metadata keeps the URL).
 enum VerifyRepair {
   static func refetch(_ results: [VerifyResult], vault: Vault) async throws -> [VerifyResult] {
-    let loader = RangeLoader(vault: vault, log: { printError($0) })
+    let loader = RangeLoader(vault: vault, origin: NIOHTTPOrigin(), log: { printError($0) })
     var repaired = results
     for (position, result) in results.enumerated() where result.dropped > 0 {
       guard let id = AssetID(hex: result.id), let info = try? vault.info(id),

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackOrigin
+import OriginClient
 import Testing
 import VaultCore
 import VaultLoader
@@ -26,9 +27,11 @@ struct AdversarialOriginTests {
     _ = info
   }
 
-  @Test("an origin without Range support: correct bytes, and every chunk on the way is kept")
-  func ignoresRange() async throws {
-    let f = try LoaderFixture()
+  @Test(
+    "an origin without Range support: correct bytes, and every chunk on the way is kept",
+    arguments: OriginKind.allCases)
+  func ignoresRange(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(12 * chunk + 77, seed: 10)
     f.origin.serve("/n.bin", bytes: source)
@@ -43,9 +46,9 @@ struct AdversarialOriginTests {
     try expectVaultHonest(f, "/n.bin", source)
   }
 
-  @Test("a wrong Content-Range is refused and nothing is stored")
-  func wrongContentRange() async throws {
-    let f = try LoaderFixture()
+  @Test("a wrong Content-Range is refused and nothing is stored", arguments: OriginKind.allCases)
+  func wrongContentRange(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(6 * chunk, seed: 11)
     f.origin.serve("/w.bin", bytes: source)
@@ -58,9 +61,9 @@ struct AdversarialOriginTests {
     #expect(try f.vault.info(try f.loader.assetID(for: f.origin.url("/w.bin"))).chunksStored == 0)
   }
 
-  @Test("a missing Content-Range on 206 is refused")
-  func missingContentRange() async throws {
-    let f = try LoaderFixture()
+  @Test("a missing Content-Range on 206 is refused", arguments: OriginKind.allCases)
+  func missingContentRange(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(6 * chunk, seed: 12)
     f.origin.serve("/m.bin", bytes: source)
@@ -70,9 +73,11 @@ struct AdversarialOriginTests {
     try expectVaultHonest(f, "/m.bin", source)
   }
 
-  @Test("a body shorter than promised: complete chunks kept, the rest refetched, bytes correct")
-  func droppedConnection() async throws {
-    let f = try LoaderFixture()
+  @Test(
+    "a body shorter than promised: complete chunks kept, the rest refetched, bytes correct",
+    arguments: OriginKind.allCases)
+  func droppedConnection(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(20 * chunk, seed: 13)
     f.origin.serve("/d.bin", bytes: source)
@@ -84,9 +89,11 @@ struct AdversarialOriginTests {
     try expectVaultHonest(f, "/d.bin", source)
   }
 
-  @Test("the ETag changes between requests: a new generation, one version, never a mix")
-  func etagChanges() async throws {
-    let f = try LoaderFixture()
+  @Test(
+    "the ETag changes between requests: a new generation, one version, never a mix",
+    arguments: OriginKind.allCases)
+  func etagChanges(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let v1 = media(10 * chunk, seed: 14)
     f.origin.serve("/e.bin", bytes: v1, contentType: "video/mp4", etag: "\"v1\"")
@@ -98,7 +105,7 @@ struct AdversarialOriginTests {
     let v2 = media(10 * chunk, seed: 15)
     f.origin.replaceBody("/e.bin", bytes: v2, etag: "\"v2\"")
     // Bytes beyond what is stored: the If-Range request gets a 200 with the new version.
-    let fresh = RangeLoader(vault: f.vault, origin: HTTPOrigin(idleTimeout: 5))
+    let fresh = RangeLoader(vault: f.vault, origin: client.make(idleTimeout: 5))
     var got: [UInt8] = []
     for try await piece in fresh.read(f.origin.url("/e.bin"), from: UInt64(5 * chunk)) {
       got += piece
@@ -114,9 +121,9 @@ struct AdversarialOriginTests {
     }
   }
 
-  @Test("500 then success: retried with backoff")
-  func retryAfter500() async throws {
-    let f = try LoaderFixture()
+  @Test("500 then success: retried with backoff", arguments: OriginKind.allCases)
+  func retryAfter500(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(4 * chunk, seed: 16)
     f.origin.serve("/r.bin", bytes: source)
@@ -125,9 +132,9 @@ struct AdversarialOriginTests {
     #expect(try await f.read("/r.bin") == source)
   }
 
-  @Test("404 and 416 are typed errors; nothing stored")
-  func statuses() async throws {
-    let f = try LoaderFixture()
+  @Test("404 and 416 are typed errors; nothing stored", arguments: OriginKind.allCases)
+  func statuses(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     await #expect(
       throws: LoaderError.originStatus(url: f.origin.url("/missing").absoluteString, status: 404)
@@ -139,9 +146,9 @@ struct AdversarialOriginTests {
     await #expect(throws: LoaderError.self) { _ = try await f.read("/x.bin") }
   }
 
-  @Test("a redirect chain is followed; a loop is a typed error")
-  func redirects() async throws {
-    let f = try LoaderFixture()
+  @Test("a redirect chain is followed; a loop is a typed error", arguments: OriginKind.allCases)
+  func redirects(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(3 * chunk, seed: 17)
     f.origin.serve("/real.bin", bytes: source)
@@ -153,13 +160,13 @@ struct AdversarialOriginTests {
     await #expect(throws: LoaderError.self) { _ = try await f.read("/loop.bin") }
   }
 
-  @Test("a stalled origin times out with a typed error")
-  func stalled() async throws {
-    let f = try LoaderFixture()
+  @Test("a stalled origin times out with a typed error", arguments: OriginKind.allCases)
+  func stalled(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     f.origin.serve("/t.bin", bytes: media(4 * chunk, seed: 18))
     f.origin.setBehaviors([.stallAfterHeaders(seconds: 120)], for: "/t.bin")
-    let loader = RangeLoader(vault: f.vault, origin: HTTPOrigin(idleTimeout: 1))
+    let loader = RangeLoader(vault: f.vault, origin: client.make(idleTimeout: 1))
     let started = Date()
     await #expect(throws: LoaderError.self) {
       for try await _ in loader.read(f.origin.url("/t.bin")) {}
@@ -169,9 +176,10 @@ struct AdversarialOriginTests {
     #expect(Date().timeIntervalSince(started) < 60)
   }
 
-  @Test("lower-case header names and a missing Content-Type still work")
-  func headerQuirks() async throws {
-    let f = try LoaderFixture()
+  @Test(
+    "lower-case header names and a missing Content-Type still work", arguments: OriginKind.allCases)
+  func headerQuirks(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let source = media(5 * chunk + 9, seed: 19)
     f.origin.serve("/q.bin", bytes: source)
@@ -185,9 +193,11 @@ struct AdversarialOriginTests {
 
 @Suite("Origin version changes on a live loader")
 struct LiveVersionChangeTests {
-  @Test("the same loader switches to the new version; old chunks are gone; reads never mix")
-  func sameLoader() async throws {
-    let f = try LoaderFixture()
+  @Test(
+    "the same loader switches to the new version; old chunks are gone; reads never mix",
+    arguments: OriginKind.allCases)
+  func sameLoader(_ client: OriginKind) async throws {
+    let f = try LoaderFixture(client: client)
     defer { f.cleanup() }
     let chunk = LoaderFixture.chunk
     let v1 = media(12 * chunk, seed: 60)

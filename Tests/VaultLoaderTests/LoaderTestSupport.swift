@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackOrigin
+import OriginClient
 import Testing
 import VaultCore
 import VaultLoader
@@ -14,7 +15,8 @@ struct LoaderFixture {
 
   init(
     offline: Bool = false, origin: LoopbackOrigin? = nil, vault: Vault? = nil,
-    directory: String? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
+    directory: String? = nil, client: OriginKind = .urlSession,
+    log: @escaping @Sendable (String) -> Void = { _ in }
   ) throws {
     let dir =
       directory
@@ -31,7 +33,7 @@ struct LoaderFixture {
       try vault ?? Vault.create(at: dir + "/vault", masterKey: key, chunkSize: Self.chunk)
     self.origin = try origin ?? LoopbackOrigin()
     loader = RangeLoader(
-      vault: self.vault, origin: HTTPOrigin(idleTimeout: 5), offline: offline, log: log)
+      vault: self.vault, origin: client.make(idleTimeout: 5), offline: offline, log: log)
   }
 
   /// Reads a range through the loader and collects it.
@@ -55,6 +57,21 @@ struct LoaderFixture {
     origin.stop()
     try? FileManager.default.removeItem(atPath: directory)
   }
+}
+
+/// The origin clients the loader is tested with: URLSession (the library's default) and
+/// SwiftNIO (what `vault serve` and `vault fetch` use for http://).
+enum OriginKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+  case urlSession, nio
+
+  func make(idleTimeout: TimeInterval) -> any Origin {
+    switch self {
+    case .urlSession: HTTPOrigin(idleTimeout: idleTimeout)
+    case .nio: NIOHTTPOrigin(idleTimeout: idleTimeout)
+    }
+  }
+
+  var testDescription: String { rawValue }
 }
 
 /// Deterministic bytes.
