@@ -14,9 +14,9 @@ public struct LoaderStatistics: Sendable, Equatable {
   public var storeCommits = 0
   /// Stored chunks that failed to open, dropped and fetched again (self-repair).
   public var chunksRepaired = 0
-  /// Pieces (at most one chunk each) delivered from stored chunks: cache hits.
+  /// Chunks (or parts of chunks) delivered from stored chunks: cache hits.
   public var hits = 0
-  /// Pieces delivered from chunks fetched for the read: cache misses.
+  /// Chunks (or parts of chunks) delivered from chunks fetched for the read: cache misses.
   public var misses = 0
 
   /// Creates empty statistics.

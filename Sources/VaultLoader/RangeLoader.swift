@@ -285,6 +285,22 @@ public actor RangeLoader {
     entry.storer.close()
   }
 
+  /// The chunks after `index`, through `last`, that are in memory now (arrived, not stored
+  /// yet), up to the first that is not: what a reader can take along without waiting.
+  func arrived(_ id: AssetID, generation: UInt64, after index: Int, through last: Int)
+    -> [ArraySlice<UInt8>]
+  {
+    guard let entry = entries[id], entry.generation == generation, index < last else {
+      return []
+    }
+    var run: [ArraySlice<UInt8>] = []
+    for next in (index + 1)...last {
+      guard !entry.presence.contains(next), let bytes = entry.arrived[next] else { break }
+      run.append(bytes)
+    }
+    return run
+  }
+
   /// Returns once chunk `index` is available, starting or joining a fetch: its bytes if it
   /// is in memory (arrived, maybe not stored yet), nil if it is to be read from the vault.
   func chunk(_ id: AssetID, _ index: Int, session: ReadSession) async throws -> ArraySlice<
@@ -397,17 +413,17 @@ public actor RangeLoader {
     }
   }
 
-  func noteDelivered(_ bytes: Int, fromCache: Bool) {
+  func noteDelivered(_ bytes: Int, chunks: Int = 1, fromCache: Bool) {
     stats.bytesDelivered += UInt64(bytes)
     unsavedCounters.bytesDelivered += UInt64(bytes)
     if fromCache {
       stats.bytesFromCache += UInt64(bytes)
-      stats.hits += 1
+      stats.hits += chunks
       unsavedCounters.bytesFromCache += UInt64(bytes)
-      unsavedCounters.hits += 1
+      unsavedCounters.hits += chunks
     } else {
-      stats.misses += 1
-      unsavedCounters.misses += 1
+      stats.misses += chunks
+      unsavedCounters.misses += chunks
     }
     if Date().timeIntervalSince(countersSavedAt) > 2 { saveCounters() }
   }

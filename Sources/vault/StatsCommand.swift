@@ -9,7 +9,7 @@ extension VaultCommand {
       commandName: "stats",
       abstract: "Assets, bytes stored and pinned, limits, cache hits and misses.",
       discussion: """
-        Hits and misses count the pieces (at most one chunk each) the range loader \
+        Hits and misses count the chunks (or parts of chunks) the range loader \
         delivered from the vault or had to fetch, summed over every process that used this \
         vault since it was created or since `vault stats --reset`.
         """)
