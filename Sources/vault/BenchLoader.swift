@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LoopbackOrigin
+import OriginClient
 import VaultCore
 import VaultLoader
 
@@ -179,7 +180,7 @@ struct LoaderFigures {
   let size: Int
   let chunkSize: Int
   let runs: Int
-  /// `HTTPOrigin().send` of the whole URL and draining the body, per round.
+  /// `NIOHTTPOrigin().send` of the whole URL and draining the body, per round.
   let direct: [DirectRun]
   /// The same client fetching the ranges of that round's cold read, one request after
   /// another, draining each body (nothing stored), per round.
@@ -212,7 +213,7 @@ struct LoaderFigures {
   }
 }
 
-/// Section 6: the range loader (`RangeLoader` over `HTTPOrigin`) reading from a
+/// Section 6: the range loader (`RangeLoader` over `NIOHTTPOrigin`) reading from a
 /// `LoopbackOrigin` that serves the input from disk, against a direct download of the same
 /// URL with the same client.
 final class LoaderBench {
@@ -292,12 +293,12 @@ final class LoaderBench {
       replaySize: Self.replaySize, replay: replay, replayAgain: replayAgain)
   }
 
-  /// Downloads with a new `HTTPOrigin` and drains the bodies: the whole URL in one request
+  /// Downloads with a new `NIOHTTPOrigin` and drains the bodies: the whole URL in one request
   /// (`ranges` nil), or the given ranges one request after another.
   private func download(_ url: URL, ranges: [ClosedRange<UInt64>]?) throws -> DirectRun {
     let size = self.size
     return try BenchAsync.wait(ranges == nil ? "direct download" : "ranged download") {
-      let client = HTTPOrigin()
+      let client = NIOHTTPOrigin()
       let cpuBefore = BenchProcess.cpuSeconds()
       let start = BenchClock.now()
       var total = 0
@@ -329,7 +330,7 @@ final class LoaderBench {
     let vault = try Vault.create(at: vaultDirectory, masterKey: key)
     let (size, chunkSize) = (self.size, self.chunkSize)
     return try BenchAsync.wait("cold read through the loader") {
-      let loader = RangeLoader(vault: vault, origin: HTTPOrigin())
+      let loader = RangeLoader(vault: vault, origin: NIOHTTPOrigin())
       origin.resetStatistics()
       let rssBefore = BenchProcess.residentBytes() ?? 0
       let cpuBefore = BenchProcess.cpuSeconds()
@@ -382,7 +383,7 @@ final class LoaderBench {
     let vault = try Vault.open(at: vaultDirectory, masterKey: key)
     let size = self.size
     return try BenchAsync.wait("warm read through the loader") {
-      let loader = RangeLoader(vault: vault, origin: HTTPOrigin())
+      let loader = RangeLoader(vault: vault, origin: NIOHTTPOrigin())
       let start = BenchClock.now()
       var total = 0
       for try await piece in loader.read(url) { total += piece.count }
@@ -402,7 +403,7 @@ final class LoaderBench {
     let vault = try Vault.open(at: vaultDirectory, masterKey: key)
     let input = self.input
     try BenchAsync.wait("checking read through the loader") {
-      let loader = RangeLoader(vault: vault, origin: HTTPOrigin())
+      let loader = RangeLoader(vault: vault, origin: NIOHTTPOrigin())
       var offset: UInt64 = 0
       for try await piece in loader.read(url) {
         guard piece == input.bytes(at: offset, count: piece.count) else {
@@ -493,7 +494,7 @@ final class LoaderBench {
     let vault = try Vault.create(at: vaultDirectory, masterKey: key)
     let input = self.input
     return try BenchAsync.wait("player replay") {
-      let loader = RangeLoader(vault: vault, origin: HTTPOrigin())
+      let loader = RangeLoader(vault: vault, origin: NIOHTTPOrigin())
       let replay = PlayerReplay(
         loader: ResourceLoader(loader: loader), url: origin.url(Self.replayPath),
         size: Self.replaySize, input: input)
@@ -612,7 +613,7 @@ extension LoaderFigures {
         goal: "≥ 0.7 × direct (\(BenchFormat.rate(0.7 * directRate)))", met: coldRatio >= 0.7))
     rows.append(
       BenchRow(
-        measure: "6. direct download of that URL, same client (`HTTPOrigin`, URLSession\(of))",
+        measure: "6. direct download of that URL, same client (`NIOHTTPOrigin`\(of))",
         result: BenchFormat.rates(bytes: size, seconds: direct.map(\.seconds))))
     if cold.ranges.count > 1 {
       rows.append(
@@ -737,7 +738,7 @@ enum LoaderModel {
           : "")
         + ". The second replay sent \(f.replayAgain.originBytes) bytes in "
         + "\(f.replayAgain.requests) requests. RSS grew \(BenchFormat.mebibytes(cold.rssGrowth)) "
-        + "during the cold read (bodies between URLSession and the store); peak RSS is not a goal "
+        + "during the cold read (bodies between the origin client and the store); peak RSS is not a goal "
         + "of this section.")
     return lines
   }
@@ -746,9 +747,9 @@ enum LoaderModel {
     [
       "Range loader: a `LoopbackOrigin` in this process serves the input from disk (page "
         + "cache) on 127.0.0.1; client and origin share the cores. Each of \(f.runs) rounds runs "
-        + "a direct download (a new `HTTPOrigin`, `send(OriginRequest(url:))`, body drained and "
-        + "counted), curl, a cold read of bytes 0–end through a new `RangeLoader` (default "
-        + "`HTTPOrigin`) on a new vault, and the same client fetching that read's ranges one "
+        + "a direct download (a new `NIOHTTPOrigin`, `send(OriginRequest(url:))`, body drained and "
+        + "counted), curl, a cold read of bytes 0–end through a new `RangeLoader` (over "
+        + "`NIOHTTPOrigin`, as `vault serve` and `vault fetch` use) on a new vault, and the same client fetching that read's ranges one "
         + "after another without storing them. Warm reads use a new `RangeLoader` on the filled "
         + "vault and must make no origin request; one more warm read checks every byte.",
       "During a cold read a thread samples every 2 ms the origin's body bytes sent (the share "

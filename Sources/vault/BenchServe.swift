@@ -397,7 +397,9 @@ extension ServeFigures {
       "Cold proxying: \(BenchFormat.ratio(median(streamDirect) / median(streamCold))) direct, "
         + "timed by curl until the last byte arrives; the store finished "
         + "\(s(streamFlush)) later (median). The limit is the range loader's cold path "
-        + "(URLSession origin client, sealing, one synced commit per run; section 6 measures the "
+        + "(the origin client's copies, sealing, writing the page cache: about 1 CPU second per "
+        + "GiB between them on this machine, against curl and nginx for the same cores; "
+        + "section 6 measures the "
         + "loader alone at a similar rate), not the server, whose readers get each chunk from "
         + "memory as it arrives"
         + (sliceCold.map {
