@@ -84,6 +84,8 @@ public final class NIOHTTPOrigin: Origin {
     let bootstrap = ClientBootstrap(group: group)
       .connectTimeout(idle)
       .channelOption(.socketOption(.tcp_nodelay), value: 1)
+      // The handler reads only while the caller keeps up (OriginExchange's bounds).
+      .channelOption(.autoRead, value: false)
       .channelOption(
         .recvAllocator,
         value: AdaptiveRecvByteBufferAllocator(
@@ -93,7 +95,6 @@ public final class NIOHTTPOrigin: Origin {
         channel.eventLoop.makeCompletedFuture {
           let sync = channel.pipeline.syncOperations
           try sync.addHTTPClientHandlers()
-          try sync.addHandler(IdleStateHandler(readTimeout: idle))
           try sync.addHandler(OriginResponseHandler(exchange: exchange, idleTimeout: idle))
         }
       }
@@ -112,7 +113,8 @@ public final class NIOHTTPOrigin: Origin {
         fields[key] = fields[key].map { $0 + ", " + value } ?? value
       }
       return OriginResponse(
-        status: Int(head.status.code), headers: fields, url: request.url, body: exchange.body,
+        status: Int(head.status.code), headers: fields, url: request.url,
+        body: exchange.makeBody(),
         cancel: { exchange.close() })
     } onCancel: {
       exchange.close()

@@ -4,26 +4,45 @@ import NIOHTTP1
 import VaultLoader
 
 /// One request and its response, shared by the caller (awaiting the head, reading the body)
-/// and the channel handler (on the event loop). The head resolves once; the body stream
-/// ends with the response, or throws if the connection fails first.
+/// and the channel handler (on the event loop). The head resolves once; the body ends with
+/// the response, or throws if the connection fails first.
+///
+/// The body is pulled: the handler reads from the socket only while fewer than
+/// `highWater` bytes wait here, and reading resumes once the caller has taken them down to
+/// `lowWater`. A caller that stops reading (a store behind a fast origin) stops the
+/// download instead of letting the body pile up in memory.
 final class OriginExchange: @unchecked Sendable {
   let url: String
   let request: HTTPRequestHead
-  let body: AsyncThrowingStream<[UInt8], any Error>
-  private let bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+  private let highWater = 4 << 20
+  private let lowWater = 1 << 20
   private let lock = NSLock()
   private var headResult: Result<HTTPResponseHead, any Error>?
   private var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
   private var channel: (any Channel)?
   private var closed = false
+  private var pieces: [[UInt8]] = []
+  private var first = 0
+  private var buffered = 0
+  private var ended = false
+  private var failure: (any Error)?
+  private var bodyWaiter: CheckedContinuation<[UInt8]?, any Error>?
+  /// The handler stopped reading because `highWater` bytes were waiting.
+  private var paused = false
 
   init(url: String, request: HTTPRequestHead) {
     self.url = url
     self.request = request
-    (body, bodyContinuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-    bodyContinuation.onTermination = { [weak self] termination in
-      // The reader stopped early (cancelled, or done with what it wanted): hang up.
-      if case .cancelled = termination { self?.close() }
+  }
+
+  /// The response body as the loader consumes it.
+  func makeBody() -> AsyncThrowingStream<[UInt8], any Error> {
+    AsyncThrowingStream { [self] in
+      try await withTaskCancellationHandler {
+        try await self.nextPiece()
+      } onCancel: {
+        self.close()
+      }
     }
   }
 
@@ -39,12 +58,17 @@ final class OriginExchange: @unchecked Sendable {
   /// Stops the transfer: the body ends (without an error: the caller asked) and the
   /// connection is closed.
   func close() {
-    let channel = lock.withLock {
+    let (channel, waiter) = lock.withLock {
       closed = true
-      return self.channel
+      ended = true
+      pieces = []
+      first = 0
+      buffered = 0
+      defer { bodyWaiter = nil }
+      return (self.channel, bodyWaiter)
     }
     resolveHead(.failure(LoaderError.transport(url: url, reason: "cancelled")))
-    bodyContinuation.finish()
+    waiter?.resume(returning: nil)
     channel?.close(promise: nil)
   }
 
@@ -75,18 +99,84 @@ final class OriginExchange: @unchecked Sendable {
     waiter?.resume(with: result)
   }
 
-  func yield(_ piece: [UInt8]) { bodyContinuation.yield(piece) }
+  // MARK: The handler's side (event loop)
 
-  /// Ends the exchange: the body finishes (with `error`, if any); a head not received yet
-  /// fails with it.
+  /// A body piece from the socket.
+  func deliver(_ piece: [UInt8]) {
+    let waiter: CheckedContinuation<[UInt8]?, any Error>? = lock.withLock {
+      guard !ended else { return nil }
+      if let waiter = bodyWaiter {
+        bodyWaiter = nil
+        return waiter
+      }
+      pieces.append(piece)
+      buffered += piece.count
+      return nil
+    }
+    waiter?.resume(returning: piece)
+  }
+
+  /// Whether the handler should read again now; if not, it is paused until the caller has
+  /// taken enough (``nextPiece()`` then asks the channel to read).
+  func shouldRead() -> Bool {
+    lock.withLock {
+      if ended || buffered < highWater { return !ended }
+      paused = true
+      return false
+    }
+  }
+
+  /// Whether reading is paused for the caller (the idle timeout does not count then).
+  var isPaused: Bool { lock.withLock { paused } }
+
+  /// Ends the exchange: the body finishes (with `error`, if any) once the caller has taken
+  /// what is queued; a head not received yet fails with it. After a cancel (``close()``)
+  /// nothing changes: the hang-up's own errors are not the caller's concern.
   func finish(error: (any Error)?) {
-    let failure = error ?? LoaderError.transport(url: url, reason: "connection closed")
-    resolveHead(.failure(failure))
-    // After a cancel, the hang-up's own errors are not the caller's concern.
-    if let error, !lock.withLock({ closed }) {
-      bodyContinuation.finish(throwing: error)
+    resolveHead(.failure(error ?? LoaderError.transport(url: url, reason: "connection closed")))
+    let waiter: CheckedContinuation<[UInt8]?, any Error>? = lock.withLock {
+      guard !ended else { return nil }
+      ended = true
+      failure = error
+      defer { bodyWaiter = nil }
+      return bodyWaiter
+    }
+    if let error {
+      waiter?.resume(throwing: error)
     } else {
-      bodyContinuation.finish()
+      waiter?.resume(returning: nil)
+    }
+  }
+
+  // MARK: The caller's side
+
+  private func nextPiece() async throws -> [UInt8]? {
+    try await withCheckedThrowingContinuation { continuation in
+      var resume: Result<[UInt8]?, any Error>?
+      var readAgain: (any Channel)?
+      lock.withLock {
+        if first < pieces.count {
+          let piece = pieces[first]
+          first += 1
+          buffered -= piece.count
+          if first == pieces.count {
+            pieces.removeAll(keepingCapacity: true)
+            first = 0
+          }
+          if paused && buffered <= lowWater {
+            paused = false
+            readAgain = channel
+          }
+          resume = .success(piece)
+        } else if ended {
+          resume = failure.map { .failure($0) } ?? .success(nil)
+          failure = nil
+        } else {
+          bodyWaiter = continuation
+        }
+      }
+      readAgain?.read()
+      if let resume { continuation.resume(with: resume) }
     }
   }
 }

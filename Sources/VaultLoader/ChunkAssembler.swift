@@ -24,7 +24,10 @@ final class ChunkAssembler: @unchecked Sendable {
   private var finished = false
   private var failure: (any Error)?
   private var waiter: CheckedContinuation<Void, Never>?
+  private var roomWaiter: CheckedContinuation<Void, Never>?
   private let maximumBatch = 8 << 20
+  /// Most bytes held before the receiver waits for the storer's side to take some.
+  private let maximumBuffered = 16 << 20
   private(set) var received: UInt64 = 0
 
   /// - Parameters:
@@ -60,14 +63,33 @@ final class ChunkAssembler: @unchecked Sendable {
     return wantMore
   }
 
-  /// Marks the body ended (with an error if the transfer failed).
+  /// Marks the body ended (with an error if the transfer failed). Also called when the
+  /// consumer gives up, to release a receiver waiting for room.
   func finish(error: (any Error)?) {
     lock.lock()
     finished = true
     if failure == nil { failure = error }
     let continuation = takeWaiter()
+    let room = roomWaiter
+    roomWaiter = nil
     lock.unlock()
     continuation?.resume()
+    room?.resume()
+  }
+
+  /// Returns once fewer than `maximumBuffered` bytes wait here (or the body ended): the
+  /// receiver stops pulling the body meanwhile, and so the origin client stops reading.
+  func waitForRoom() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      lock.lock()
+      if buffer.count < maximumBuffered || finished {
+        lock.unlock()
+        continuation.resume()
+      } else {
+        roomWaiter = continuation
+        lock.unlock()
+      }
+    }
   }
 
   /// Waits for whole chunks; nil once the body ended and no whole chunk is left.
@@ -75,7 +97,16 @@ final class ChunkAssembler: @unchecked Sendable {
     while true {
       // Taken together under the lock: a last piece appended just before `finish` must
       // not be missed between a failed take and the check for the end.
-      let (batch, done) = lock.withLock { (takeBatchLocked(), finished) }
+      let (batch, done, room) = lock.withLock {
+        let batch = takeBatchLocked()
+        var room: CheckedContinuation<Void, Never>?
+        if buffer.count < maximumBuffered {
+          room = roomWaiter
+          roomWaiter = nil
+        }
+        return (batch, finished, room)
+      }
+      room?.resume()
       if let batch { return batch }
       if done { return nil }
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -675,13 +675,17 @@ public actor RangeLoader {
       do {
         for try await piece in body {
           if !assembler.append(piece) { break }
+          await assembler.waitForRoom()
         }
         assembler.finish(error: nil)
       } catch {
         assembler.finish(error: error)
       }
     }
-    defer { receiver.cancel() }
+    defer {
+      receiver.cancel()
+      assembler.finish(error: nil)
+    }
     while let batch = await assembler.nextBatch() {
       if let error = entry.storer.failure { throw storeError(error) }
       guard entries[entry.id] === entry else { throw GenerationChanged() }
@@ -689,6 +693,11 @@ public actor RangeLoader {
       // A cancelled fetch has had its transfer stopped: keep storing what already arrived
       // (the body ends soon), so a player's cancel wastes as little as possible.
       if batch.firstIndex + chunksIn(batch, entry) >= fetch.end { break }
+      // A body longer than a window (an origin that ignores Range) must not outrun the
+      // store: hold it here (and, through the assembler, the origin client) meanwhile.
+      if entry.storer.backlog > 2 * readAhead {
+        await entry.storer.waitForBacklog(atMost: readAhead)
+      }
     }
     stats.bytesFromOrigin += assembler.received
     unsavedCounters.bytesFromOrigin += assembler.received

@@ -113,6 +113,27 @@ struct NIOHTTPOriginTests {
       ])
   }
 
+  @Test("a caller that stops reading stops the download (bounded memory), then gets every byte")
+  func backpressure() async throws {
+    let origin = try LoopbackOrigin()
+    defer { origin.stop() }
+    let size = 48 << 20
+    let source = media(size, seed: 44)
+    origin.serve("/big.bin", bytes: source)
+    let response = try await NIOHTTPOrigin(idleTimeout: 1).send(
+      OriginRequest(url: origin.url("/big.bin")))
+    var iterator = response.body.makeAsyncIterator()
+    var received = try await iterator.next() ?? []
+    // Longer than the idle timeout: a pause for the caller must not count as idle.
+    try await Task.sleep(nanoseconds: 1_500_000_000)
+    let sentWhilePaused = origin.bodyBytesSent
+    // The client's 4 MiB plus the kernel's socket buffers, far below the 48 MiB body.
+    #expect(sentWhilePaused < 28 << 20, "sent \(sentWhilePaused) bytes while nobody read")
+    while let piece = try await iterator.next() { received += piece }
+    #expect(received.count == size)
+    #expect(received == source)
+  }
+
   @Test("cancelling a transfer ends its body and closes the connection")
   func cancel() async throws {
     let origin = try LoopbackOrigin()
