@@ -123,9 +123,12 @@ public final class NIOHTTPOrigin: Origin {
 
   /// A short reason for a connection error, in the words of the system.
   static func describe(_ error: any Error) -> String {
-    if let io = error as? IOError { return io.description }
-    if let connect = error as? NIOConnectionError, let first = connect.connectionErrors.first {
-      return describe(first.error)
+    if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
+    if let connect = error as? NIOConnectionError {
+      if let first = connect.connectionErrors.first { return describe(first.error) }
+      if connect.dnsAError != nil || connect.dnsAAAAError != nil {
+        return "cannot resolve host \(connect.host)"
+      }
     }
     if case ChannelError.connectTimeout = error { return "connection timed out" }
     return String(describing: error)
