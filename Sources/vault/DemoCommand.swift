@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoopbackOrigin
+import OriginClient
 import VaultCore
 import VaultLoader
 import VaultServer
@@ -173,7 +174,7 @@ struct DemoPass {
 struct DemoPlayer {
   let url: URL
   let expected: [UInt8]
-  let client = HTTPOrigin(idleTimeout: 10)
+  let client = NIOHTTPOrigin(idleTimeout: 10)
 
   /// One request whose answer is ignored, so the client is started before timing.
   func warmUp(_ url: URL) async {

@@ -117,7 +117,7 @@ extension VaultCommand {
       try await reportingErrorsAsync {
         let vault = try options.openVault()
         let url = try origin.resourceURL()
-        let loader = RangeLoader(vault: vault, origin: HTTPOrigin(idleTimeout: origin.timeout))
+        let loader = RangeLoader(vault: vault, origin: NIOHTTPOrigin(idleTimeout: origin.timeout))
         do {
           let stored = try await loader.prefetch(
             url, contentID: origin.contentID, bytes: bytes.map { UInt64($0.value) }, pin: pin)
