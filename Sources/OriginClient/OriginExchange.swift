@@ -17,8 +17,7 @@ final class OriginExchange: @unchecked Sendable {
   private let highWater = 4 << 20
   private let lowWater = 1 << 20
   private let lock = NSLock()
-  private var headResult: Result<HTTPResponseHead, any Error>?
-  private var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
+  private let headResult = OneShot<HTTPResponseHead>()
   private var channel: (any Channel)?
   private var closed = false
   private var pieces: [[UInt8]] = []
@@ -73,30 +72,11 @@ final class OriginExchange: @unchecked Sendable {
   }
 
   /// Waits for the response head.
-  func head() async throws -> HTTPResponseHead {
-    try await withCheckedThrowingContinuation { continuation in
-      lock.lock()
-      if let result = headResult {
-        lock.unlock()
-        continuation.resume(with: result)
-      } else {
-        headWaiter = continuation
-        lock.unlock()
-      }
-    }
-  }
+  func head() async throws -> HTTPResponseHead { try await headResult.value() }
 
+  /// Sets the head, or the failure that ended the exchange before it (the first wins).
   func resolveHead(_ result: Result<HTTPResponseHead, any Error>) {
-    lock.lock()
-    guard headResult == nil else {
-      lock.unlock()
-      return
-    }
-    headResult = result
-    let waiter = headWaiter
-    headWaiter = nil
-    lock.unlock()
-    waiter?.resume(with: result)
+    headResult.resolve(result)
   }
 
   // MARK: The handler's side (event loop)

@@ -66,8 +66,7 @@ public final class HTTPOrigin: Origin {
 final class Transfer: @unchecked Sendable {
   let url: String
   private let lock = NSLock()
-  private var headContinuation: CheckedContinuation<OriginResponse, any Error>?
-  private var headResult: Result<OriginResponse, any Error>?
+  private let headResult = OneShot<OriginResponse>()
   private var bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation?
   var redirects = 0
   weak var task: URLSessionTask?
@@ -110,30 +109,10 @@ final class Transfer: @unchecked Sendable {
 
   private func touch() { lock.withLock { lastActivity = DispatchTime.now() } }
 
-  func head() async throws -> OriginResponse {
-    try await withCheckedThrowingContinuation { continuation in
-      lock.lock()
-      if let result = headResult {
-        lock.unlock()
-        continuation.resume(with: result)
-      } else {
-        headContinuation = continuation
-        lock.unlock()
-      }
-    }
-  }
+  func head() async throws -> OriginResponse { try await headResult.value() }
 
   private func resolveHead(_ result: Result<OriginResponse, any Error>) {
-    lock.lock()
-    guard headResult == nil else {
-      lock.unlock()
-      return
-    }
-    headResult = result
-    let continuation = headContinuation
-    headContinuation = nil
-    lock.unlock()
-    continuation?.resume(with: result)
+    headResult.resolve(result)
   }
 
   func received(response: HTTPURLResponse, task: URLSessionTask) {
