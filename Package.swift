@@ -83,7 +83,9 @@ let package = Package(
     // Real clients (curl, ffmpeg, a socket load client) against the server on loopback.
     .testTarget(
       name: "VaultServerTests",
-      dependencies: ["VaultServer", "VaultCore", "VaultLoader", "LoopbackOrigin", "vault"]
+      dependencies: [
+        "VaultServer", "VaultCore", "VaultLoader", "OriginClient", "LoopbackOrigin", "vault",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -224,8 +224,23 @@ public actor RangeLoader {
   }
 
   /// `GET Range: bytes=0-1`: 206 gives the length from Content-Range; 200 means the origin
-  /// ignores ranges (length from Content-Length); the body is not kept.
+  /// ignores ranges (length from Content-Length); the body is not kept. A transient failure
+  /// (a transport error, a 5xx) is retried with backoff, as a fetch's is: a player's first
+  /// request must not fail on one hiccup of the origin.
   func probe(_ url: URL) async throws -> ContentInfo {
+    var failures = 0
+    while true {
+      do {
+        return try await probeOnce(url)
+      } catch {
+        failures += 1
+        guard failures < attempts, isRetryable(error), !Task.isCancelled else { throw error }
+        try await Task.sleep(nanoseconds: UInt64(100_000_000) << UInt64(failures - 1))
+      }
+    }
+  }
+
+  private func probeOnce(_ url: URL) async throws -> ContentInfo {
     stats.originRequests += 1
     let response = try await origin.send(OriginRequest(url: url, rangeStart: 0, rangeEnd: 1))
     defer { response.cancel() }

@@ -145,11 +145,8 @@ struct Responder: Sendable {
         throw LoaderError.offlineMissing(
           url: url.absoluteString, start: from, end: min(end, from + UInt64(chunkSize) - 1))
       }
-      return {
-        for try await piece in loader.read(url, contentID: contentID, from: start, through: end) {
-          try await writer.body(ByteBuffer(bytes: piece))
-        }
-      }
+      return try await streamRead(
+        loader.read(url, contentID: contentID, from: start, through: end), writer)
     }
     if let lease { readers.give(lease) }
   }
@@ -203,6 +200,23 @@ struct Responder: Sendable {
     try await writer.head(status, fields)
     try await stream?()
     try await writer.end()
+  }
+
+  /// Streams a loader read. Its first piece is read before this returns, that is before
+  /// the head is sent: an origin that fails or misbehaves on the first request (a 5xx after
+  /// retries, a wrong Content-Range, a version that changes under every request) gets the
+  /// player an error status with a reason, not a 2xx cut short.
+  private func streamRead(_ read: LoaderRead, _ writer: ResponseWriter) async throws
+    -> () async throws -> Void
+  {
+    var pieces = read.makeAsyncIterator()
+    let first = try await pieces.next()
+    return {
+      if let first { try await writer.body(ByteBuffer(bytes: first)) }
+      while let piece = try await pieces.next() {
+        try await writer.body(ByteBuffer(bytes: piece))
+      }
+    }
   }
 
   /// Decrypts `start...end` in blocks on the pool; the next block is decrypted while the

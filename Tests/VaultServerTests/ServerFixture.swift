@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackOrigin
+import OriginClient
 import Testing
 import VaultCore
 import VaultLoader
@@ -25,7 +26,9 @@ struct ServerFixture {
     let key = try KeyFile.read(at: repositoryRoot + "/Keys/demo.key")
     let vault = try Vault.create(at: directory + "/vault", masterKey: key, chunkSize: chunk)
     let origin = try LoopbackOrigin()
-    let loader = RangeLoader(vault: vault, origin: HTTPOrigin(idleTimeout: 10), offline: offline)
+    // The origin client `vault serve` uses.
+    let loader = RangeLoader(
+      vault: vault, origin: NIOHTTPOrigin(idleTimeout: 10), offline: offline)
     let server = try await VaultServer.start(vault: vault, loader: loader, corsOrigin: corsOrigin)
     return ServerFixture(directory: directory, vault: vault, origin: origin, server: server)
   }
