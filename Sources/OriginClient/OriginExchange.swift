@@ -34,13 +34,15 @@ final class OriginExchange: @unchecked Sendable {
     self.request = request
   }
 
-  /// The response body as the loader consumes it.
+  /// The response body as the loader consumes it. Dropping the body (without reading it
+  /// to the end or cancelling) also hangs up: nothing else would, while reading is paused.
   func makeBody() -> AsyncThrowingStream<[UInt8], any Error> {
-    AsyncThrowingStream { [self] in
+    let owner = BodyOwner(exchange: self)
+    return AsyncThrowingStream {
       try await withTaskCancellationHandler {
-        try await self.nextPiece()
+        try await owner.exchange.nextPiece()
       } onCancel: {
-        self.close()
+        owner.exchange.close()
       }
     }
   }
@@ -159,4 +161,13 @@ final class OriginExchange: @unchecked Sendable {
       if let resume { continuation.resume(with: resume) }
     }
   }
+}
+
+/// Closes its exchange when the body stream that holds it is gone.
+private final class BodyOwner: Sendable {
+  let exchange: OriginExchange
+
+  init(exchange: OriginExchange) { self.exchange = exchange }
+
+  deinit { exchange.close() }
 }

@@ -134,6 +134,33 @@ struct NIOHTTPOriginTests {
     #expect(received == source)
   }
 
+  @Test("a response dropped unread hangs up (the origin sees the connection dropped)")
+  func droppedResponse() async throws {
+    let lines = LockedLines()
+    let origin = try LoopbackOrigin(log: { lines.append($0) })
+    defer { origin.stop() }
+    origin.serve("/big.bin", bytes: media(32 << 20, seed: 45))
+    do {
+      let response = try await NIOHTTPOrigin(idleTimeout: 5).send(
+        OriginRequest(url: origin.url("/big.bin")))
+      #expect(response.status == 200)
+    }
+    // Nobody reads, so only the hang-up ends the origin's send (it would wait on a full
+    // socket for its 30 s read timeout otherwise).
+    for _ in 0..<50 where !lines.all.contains(where: { $0.contains("connection dropped") }) {
+      try await Task.sleep(nanoseconds: 100_000_000)
+    }
+    #expect(lines.all.contains { $0.contains("GET /big.bin") && $0.contains("connection dropped") })
+  }
+
+  /// Log lines from the origin's threads.
+  final class LockedLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+  }
+
   @Test("cancelling a transfer ends its body and closes the connection")
   func cancel() async throws {
     let origin = try LoopbackOrigin()
