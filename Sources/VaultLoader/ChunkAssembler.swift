@@ -2,7 +2,7 @@ import Foundation
 
 /// Collects an origin body (arriving in arbitrary pieces) into whole chunks. The receiver
 /// appends from its own task; the storer takes every complete chunk at once, so a fast
-/// origin gives large batches (few fsyncs) and a slow one gives a chunk as soon as it is
+/// origin gives large batches (few index commits) and a slow one gives a chunk as soon as it is
 /// whole. Unaligned partial chunks stay here, in memory only.
 final class ChunkAssembler: @unchecked Sendable {
   /// A run of whole chunks ready to store.

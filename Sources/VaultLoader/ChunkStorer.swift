@@ -6,8 +6,9 @@ import VaultCore
 /// Readers get a chunk from memory the moment it arrives; the storer writes it behind
 /// them. A store starts once a few MiB are queued (or a batch has waited 30 ms, or someone
 /// waits for the backlog), and batches that queue up meanwhile join it (up to 16 MiB): each
-/// is written as it is, and all are committed together, so a fast origin costs one fsync and
-/// one index commit per several MiB, not per batch.
+/// is written as it is, and all are committed together, so a fast origin costs one index
+/// commit per several MiB, not per batch. The file is fsynced when the writer is let go
+/// and on ``sync()``, not per commit (AssetWriter.commit(_:syncFirst:)).
 /// Its backlog is bounded by the loader: a fetch waits for it before chaining a new window,
 /// and so does a reader before starting one.
 ///
@@ -35,8 +36,8 @@ final class ChunkStorer: @unchecked Sendable {
   /// sealing buffer is bounded by a batch, not by this).
   private let maximumRun = 16 << 20
   /// A store starts once this much is queued (or `linger` after the first queued batch, or
-  /// when someone waits for the backlog): each store costs an fsync and an index commit,
-  /// and starting one per arriving chunk cost thousands of fsyncs per GiB.
+  /// when someone waits for the backlog): each store costs an index commit (a WAL fsync),
+  /// and starting one per arriving chunk cost thousands of them per GiB.
   private let minimumRun = 4 << 20
   /// Longest a queued batch waits for more to join it.
   private let linger: DispatchTimeInterval = .milliseconds(30)
@@ -190,7 +191,7 @@ final class ChunkStorer: @unchecked Sendable {
   }
 
   /// Runs on `queue`: stores queued batches, several per commit. Two stages: this
-  /// queue seals and writes a run, `commitQueue` fsyncs and records it, so the next run is
+  /// queue seals and writes a run, `commitQueue` records it, so the next run is
   /// written while the disk syncs the last (at most one commit in flight).
   private func drain() {
     while let run = takeRun() {

@@ -18,7 +18,7 @@ final class LoaderEntry: @unchecked Sendable {
   /// The chunk each reader is at, so a fetch does not run far ahead of all its readers.
   var readerPositions: [Int: Int] = [:]
   /// Chunks that arrived from the origin and are being stored: readers take them from
-  /// here (no decryption, no waiting for the fsync); removed once recorded in the index.
+  /// here (no decryption, no waiting for the store); removed once recorded in the index.
   var arrived: [Int: ArraySlice<UInt8>] = [:]
   /// Seals and records arrived chunks in the background.
   let storer: ChunkStorer

@@ -10,7 +10,7 @@ public struct LoaderStatistics: Sendable, Equatable {
   public var bytesFromCache: UInt64 = 0
   /// Chunks sealed and recorded from origin bodies.
   public var chunksStored = 0
-  /// Store commits: each is one fsync and one index transaction for the runs it covers.
+  /// Store commits: each is one index transaction for the runs it covers.
   public var storeCommits = 0
   /// Stored chunks that failed to open, dropped and fetched again (self-repair).
   public var chunksRepaired = 0
