@@ -67,13 +67,15 @@ let package = Package(
       // The demo's sample: a 30 s H.264/AAC MP4 (909 KB), generated once with ffmpeg.
       resources: [.copy("Resources/demo-sample.mp4")]
     ),
+    // Test support: child processes without Foundation's Process (see ChildProcess.swift).
+    .target(name: "ChildProcess", path: "Tests/ChildProcess"),
     .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
     .testTarget(
       name: "VaultCoreTests",
       dependencies: ["VaultCore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")],
       exclude: ["Fixtures"]
     ),
-    .testTarget(name: "LoopbackOriginTests", dependencies: ["LoopbackOrigin"]),
+    .testTarget(name: "LoopbackOriginTests", dependencies: ["LoopbackOrigin", "ChildProcess"]),
     .testTarget(
       name: "VaultLoaderTests",
       dependencies: ["VaultLoader", "VaultCore", "LoopbackOrigin", "OriginClient"]
@@ -85,6 +87,7 @@ let package = Package(
       name: "VaultServerTests",
       dependencies: [
         "VaultServer", "VaultCore", "VaultLoader", "OriginClient", "LoopbackOrigin", "vault",
+        "ChildProcess",
       ]
     ),
   ],

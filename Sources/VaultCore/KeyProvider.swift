@@ -49,12 +49,25 @@ public struct KeyFileProvider: KeyProvider {
 public struct EnvironmentKeyProvider: KeyProvider {
   /// The variable's name.
   public let variable: String
+  private let environment: @Sendable () -> [String: String]
 
-  /// - Parameter variable: e.g. `VAULT_MASTER_KEY`.
-  public init(variable: String) { self.variable = variable }
+  /// - Parameters:
+  ///   - variable: e.g. `VAULT_MASTER_KEY`.
+  ///   - environment: where variables are looked up (default: this process's environment).
+  ///     Tests pass their own instead of calling `setenv`, which races every thread that
+  ///     reads the environment (a `Process` being spawned, say).
+  public init(
+    variable: String,
+    environment: @escaping @Sendable () -> [String: String] = {
+      ProcessInfo.processInfo.environment
+    }
+  ) {
+    self.variable = variable
+    self.environment = environment
+  }
 
   public func masterKey(for context: KeyContext) throws -> MasterKey {
-    guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+    guard let value = environment()[variable], !value.isEmpty else {
       throw VaultError.keyProvider("environment variable \(variable) is not set")
     }
     var trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)

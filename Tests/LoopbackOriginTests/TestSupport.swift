@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import LoopbackOrigin
 import Testing
@@ -61,35 +62,28 @@ enum Curl {
 
   /// A curl process that is running.
   final class Running: Sendable {
-    private let process: Process
-    private let done: DispatchSemaphore
+    private let process: ChildProcess
+    private let arguments: [String]
     private let directory: TempDirectory
     private let started: Double
 
     init(_ arguments: [String]) throws {
       directory = try TempDirectory()
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: Curl.executable)
-      process.arguments = arguments
-      _ = FileManager.default.createFile(atPath: directory.file("out"), contents: nil)
-      _ = FileManager.default.createFile(atPath: directory.file("err"), contents: nil)
-      process.standardOutput = FileHandle(forWritingAtPath: directory.file("out"))
-      process.standardError = FileHandle(forWritingAtPath: directory.file("err"))
-      let done = DispatchSemaphore(value: 0)
-      process.terminationHandler = { _ in done.signal() }
+      self.arguments = arguments
       started = Date().timeIntervalSinceReferenceDate
-      try process.run()
-      self.process = process
-      self.done = done
+      process = try ChildProcess(
+        Curl.executable, arguments, stdout: .file(directory.file("out")),
+        stderr: .file(directory.file("err")))
     }
 
     /// Waits for curl to exit (killing it after `timeout` seconds, which fails the test).
     func wait(timeout: Double = 10) throws -> CurlOutput {
       defer { directory.cleanup() }
-      if done.wait(timeout: .now() + timeout) == .timedOut {
-        process.terminate()
-        _ = done.wait(timeout: .now() + 2)
-        throw HarnessError("curl \(process.arguments ?? []) did not finish in \(timeout) s")
+      if !process.wait(seconds: timeout) {
+        process.signal(SIGTERM)
+        if !process.wait(seconds: 2) { process.signal(SIGKILL) }
+        process.wait()
+        throw HarnessError("curl \(arguments) did not finish in \(timeout) s")
       }
       let elapsed = Date().timeIntervalSinceReferenceDate - started
       let read = { (name: String) in

@@ -62,23 +62,24 @@ struct KeyProviderTests {
   func environmentProvider() throws {
     let dir = try TempDirectory()
     defer { dir.cleanup() }
-    let name = "VAULT_TEST_KEY_\(UInt32.random(in: 0...UInt32.max))"
+    let name = "VAULT_TEST_KEY"
     let key = try MasterKey.generate()
     let hex = key.key.withUnsafeBytes { Bytes.hex($0) }
-    setenv(name, hex, 1)
-    defer { unsetenv(name) }
-    let provider = EnvironmentKeyProvider(variable: name)
+    // An environment of its own: `setenv` in a test process races every thread that reads
+    // the environment (it crashed Foundation's Process.run in another test).
+    let environment = Locked([name: hex])
+    let provider = EnvironmentKeyProvider(variable: name) { environment.withLock { $0 } }
     let vault = try Vault.create(at: dir.file("v"), keyProvider: provider)
     #expect(vault.keyID == key.keyID)
     _ = try Vault.open(at: dir.file("v"), masterKey: key)
     let files = try everything(dir.file("v"))
     #expect(files.range(of: Data(key.key.withUnsafeBytes { Array($0) })) == nil)
     #expect(files.range(of: Data(hex.utf8)) == nil)
-    setenv(name, "abc", 1)
+    environment.withLock { $0[name] = "abc" }
     #expect(throws: VaultError.keyProvider("environment variable \(name) is not 64 hex digits")) {
       try Vault.open(at: dir.file("v"), keyProvider: provider)
     }
-    unsetenv(name)
+    environment.withLock { $0[name] = nil }
     #expect(throws: VaultError.keyProvider("environment variable \(name) is not set")) {
       try Vault.open(at: dir.file("v"), keyProvider: provider)
     }

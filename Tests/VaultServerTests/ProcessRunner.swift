@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Testing
 
@@ -12,15 +13,7 @@ struct ProcessResult {
 /// Runs real clients (curl, ffmpeg, ffprobe) and the `vault` binary as child processes.
 enum ProcessRunner {
   /// The full path of `tool` on PATH, if installed.
-  static func which(_ tool: String) -> String? {
-    for dir in ["/usr/bin", "/usr/local/bin", "/bin"]
-    where FileManager.default.isExecutableFile(
-      atPath: dir + "/" + tool)
-    {
-      return dir + "/" + tool
-    }
-    return nil
-  }
+  static func which(_ tool: String) -> String? { ChildProcess.which(tool) }
 
   static let hasCurl = which("curl") != nil
   static let hasFFmpeg = which("ffmpeg") != nil && which("ffprobe") != nil
@@ -41,35 +34,23 @@ enum ProcessRunner {
   static func runBlocking(_ executable: String, _ args: [String], timeout: Double) throws
     -> ProcessResult
   {
-    let process = Process()
-    process.executableURL = URL(
-      fileURLWithPath: executable.hasPrefix("/") ? executable : (which(executable) ?? executable))
-    process.arguments = args
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
+    let child = try ChildProcess(executable, args)
     let collected = Collected()
+    let (out, err) = (child.standardOutput, child.standardError)
     let readers = [
-      Thread { collected.set(out: out.fileHandleForReading.readDataToEndOfFile()) },
-      Thread { collected.set(err: err.fileHandleForReading.readDataToEndOfFile()) },
+      Thread { collected.set(out: out?.readDataToEndOfFile() ?? Data()) },
+      Thread { collected.set(err: err?.readDataToEndOfFile() ?? Data()) },
     ]
     for reader in readers { reader.start() }
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(5_000) }
-    if process.isRunning {
-      process.interrupt()
-      usleep(100_000)
-      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    if !child.wait(seconds: timeout) {
+      child.signal(SIGINT)
+      if !child.wait(seconds: 0.1) { child.signal(SIGKILL) }
       Issue.record("\(executable) \(args) timed out")
     }
-    process.waitUntilExit()
+    let status = child.wait()
     while !collected.done { usleep(1_000) }
     return ProcessResult(
-      status: process.terminationStatus, stdout: collected.out,
-      stderr: String(decoding: collected.err, as: UTF8.self))
+      status: status, stdout: collected.out, stderr: String(decoding: collected.err, as: UTF8.self))
   }
 }
 

@@ -71,7 +71,7 @@ struct ServeCommandTests {
     #expect(imported.status == 0)
     let server = try await serve(["--vault", dir + "/vault", "--key-file", key, "--quiet"])
     let base = try #require(server.baseURL)
-    let pid = server.process.processIdentifier
+    let pid = server.process.pid
     let before = residentBytes(pid)
     let client = try RawHTTPClient(port: base.port ?? 0)
     let got = try client.startGet(
