@@ -18,16 +18,26 @@ struct MisbehavingOriginServeTests {
     ("no ETag", [.noETag]),
   ]
 
+  /// The range each test asks for besides the whole body: inside, across chunk borders.
+  static let range = (7 * ServerFixture.chunk + 5, 12 * ServerFixture.chunk + 17)
+
+  /// A server whose origin serves 20 chunks and a bit at `/m.mp4` with `behaviors`, and
+  /// the proxy URL of that resource.
+  func start(_ behaviors: [Behavior], seed: UInt64) async throws
+    -> (ServerFixture, [UInt8], URL)
+  {
+    let f = try await ServerFixture.start()
+    let source = media(20 * ServerFixture.chunk + 123, seed: seed)
+    f.origin.serve("/m.mp4", bytes: source, contentType: "video/mp4")
+    f.origin.setBehaviors(behaviors, for: "/m.mp4")
+    return (f, source, f.server.url(forOrigin: f.origin.url("/m.mp4")))
+  }
+
   @Test(arguments: 0..<cases.count)
   func bytesStayRight(_ index: Int) async throws {
     let (name, behaviors) = Self.cases[index]
-    let f = try await ServerFixture.start()
-    let source = media(20 * ServerFixture.chunk + 123, seed: UInt64(60 + index))
-    f.origin.serve("/m.mp4", bytes: source, contentType: "video/mp4")
-    f.origin.setBehaviors(behaviors, for: "/m.mp4")
-    let url = f.server.url(forOrigin: f.origin.url("/m.mp4"))
-    let start = 7 * ServerFixture.chunk + 5
-    let end = 12 * ServerFixture.chunk + 17
+    let (f, source, url) = try await start(behaviors, seed: UInt64(60 + index))
+    let (start, end) = Self.range
     let part = try await Curl.get(url, ["-r", "\(start)-\(end)"])
     #expect(part.status == 206, "\(name)")
     #expect(part.body.elementsEqual(source[start...end]), "\(name): the range")
@@ -52,13 +62,8 @@ struct MisbehavingOriginServeTests {
   @Test(arguments: 0..<refusals.count)
   func rightBytesOrCleanError(_ index: Int) async throws {
     let (name, behaviors) = Self.refusals[index]
-    let f = try await ServerFixture.start()
-    let source = media(20 * ServerFixture.chunk + 123, seed: UInt64(70 + index))
-    f.origin.serve("/m.mp4", bytes: source, contentType: "video/mp4")
-    f.origin.setBehaviors(behaviors, for: "/m.mp4")
-    let url = f.server.url(forOrigin: f.origin.url("/m.mp4"))
-    let start = 7 * ServerFixture.chunk + 5
-    let end = 12 * ServerFixture.chunk + 17
+    let (f, source, url) = try await start(behaviors, seed: UInt64(70 + index))
+    let (start, end) = Self.range
     for (arguments, expected) in [
       (["-r", "\(start)-\(end)"], source[start...end]), ([], source[...]),
     ] {
