@@ -102,7 +102,8 @@ final class OriginExchange: @unchecked Sendable {
   /// taken enough (``nextPiece()`` then asks the channel to read).
   func shouldRead() -> Bool {
     lock.withLock {
-      if ended || buffered < highWater { return !ended }
+      if ended { return false }
+      if buffered < highWater { return true }
       paused = true
       return false
     }

@@ -111,10 +111,6 @@ final class Transfer: @unchecked Sendable {
 
   func head() async throws -> OriginResponse { try await headResult.value() }
 
-  private func resolveHead(_ result: Result<OriginResponse, any Error>) {
-    headResult.resolve(result)
-  }
-
   func received(response: HTTPURLResponse, task: URLSessionTask) {
     touch()
     var headers: [String: String] = [:]
@@ -131,7 +127,7 @@ final class Transfer: @unchecked Sendable {
     let response = OriginResponse(
       status: response.statusCode, headers: headers, url: response.url ?? URL(fileURLWithPath: "/"),
       body: stream, cancel: { [weak self] in self?.cancelIfRunning() })
-    resolveHead(.success(response))
+    headResult.resolve(.success(response))
   }
 
   func received(data: Data) {
@@ -154,7 +150,7 @@ final class Transfer: @unchecked Sendable {
       }
       return LoaderError.transport(url: url, reason: nsError.localizedDescription)
     }
-    resolveHead(.failure(mapped ?? LoaderError.transport(url: url, reason: "no response")))
+    headResult.resolve(.failure(mapped ?? LoaderError.transport(url: url, reason: "no response")))
     let continuation = lock.withLock {
       let c = bodyContinuation
       bodyContinuation = nil
